@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Ajv } from 'ajv';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { KeyedLock } from './domain/keyed-lock.js';
+import { CursorCodec } from './domain/paging.js';
+import { SourceCache } from './domain/sources.js';
+import { errors } from './errors.js';
+import { errorHandler } from './http/error-handler.js';
+import { registerJsonBody } from './http/json-body.js';
+import { errorBody, eventRecord, eventSource, profileRecord, sessionRecord } from './http/schemas.js';
+import healthRoutes from './routes/health.js';
+import managementRoutes from './routes/management.js';
+import trackingRoutes from './routes/tracking.js';
+import type { AppConfig, Services } from './services.js';
+import { createStore } from './storage/index.js';
+import type { Store } from './storage/store.js';
+
+export interface BuildOptions {
+  config: AppConfig;
+  /** The store to use; by default the one the configuration selects. It is opened here and closed with the app. */
+  store?: Store;
+  logger?: FastifyServerOptions['logger'];
+}
+
+const VERSION = '0.1.0';
+
+/** Builds the whole service from configuration, without listening (tests call it directly). */
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const store = options.store ?? createStore(config);
+  await store.open();
+
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    bodyLimit: config.bodyLimit,
+    logController: new LogController({ disableRequestLogging: !config.accessLog }),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  });
+
+  // Bodies are validated strictly (a string is not a boolean); query strings and paths are coerced.
+  const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, allErrors: false, strict: false });
+  const paramAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema));
+  registerJsonBody(app, config.maxDepth);
+  app.setErrorHandler(errorHandler(config.bodyLimit));
+  app.setNotFoundHandler((request, reply) => {
+    const error = errors.routeNotFound(request.method, request.url.slice(0, 200));
+    return reply.code(404).send(error.body());
+  });
+  app.addHook('onClose', async () => store.close());
+
+  for (const schema of [errorBody, eventSource, eventRecord, sessionRecord, profileRecord]) app.addSchema(schema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Event tracking collector',
+        version: VERSION,
+        description:
+          'Collects tracker payloads (Tracardi-compatible), resolves profiles and sessions, and stores events.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const services: Services = {
+    config,
+    store,
+    sources: new SourceCache(store, config.sourceTtlSec),
+    locks: new KeyedLock(),
+    cursors: new CursorCodec(config.apiToken),
+    clock: () => new Date(),
+    newId: randomUUID,
+  };
+  await app.register(healthRoutes, { services });
+  await app.register(trackingRoutes, { services });
+  await app.register(managementRoutes, { services });
+  return app;
+}

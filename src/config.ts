@@ -1,0 +1,108 @@
+/**
+ * Typed configuration. `loadConfig` turns environment variables (contract §1) into a frozen object;
+ * only `src/server.ts` calls it with `process.env`. Tests build a Config with `defaultConfig()`.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  /** Bearer token of the management API; undefined means "generate one into dataDir". */
+  apiToken: string | undefined;
+  /** Seconds a validation schema may stay cached; 0 disables the cache. */
+  validatorTtlSec: number;
+  /** Seconds an event source may stay cached (a disable takes effect on other processes within it). */
+  sourceTtlSec: number;
+  bodyLimit: number;
+  maxEvents: number;
+  maxDepth: number;
+  /** When false, `options.debugger` is ignored. */
+  debug: boolean;
+  /** `normal` survives a process crash; `full` also survives power loss (fsync per commit). */
+  sync: 'normal' | 'full';
+  /** Most write sets waiting for a commit; past it requests get 503 with Retry-After. */
+  writeQueueLimit: number;
+  logLevel: string;
+  /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
+  accessLog: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const FALSE_WORDS = new Set(['no', 'false', '0', 'off']);
+const TRUE_WORDS = new Set(['yes', 'true', '1', 'on']);
+
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    port: 8686,
+    host: '127.0.0.1',
+    dataDir: './data',
+    databaseUrl: undefined,
+    apiToken: undefined,
+    validatorTtlSec: 180,
+    sourceTtlSec: 5,
+    bodyLimit: 1_048_576,
+    maxEvents: 1000,
+    maxDepth: 32,
+    debug: true,
+    sync: 'normal',
+    writeQueueLimit: 20_000,
+    logLevel: 'info',
+    accessLog: false,
+    ...overrides,
+  };
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (FALSE_WORDS.has(raw)) return false;
+  if (TRUE_WORDS.has(raw)) return true;
+  throw new ConfigError(`${name} must be yes or no, got "${env[name]}"`);
+}
+
+function text(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function loadConfig(env: Env): Readonly<Config> {
+  const base = defaultConfig();
+  const sync = text(env, 'TRACK_SYNC') ?? base.sync;
+  if (sync !== 'normal' && sync !== 'full') {
+    throw new ConfigError(`TRACK_SYNC must be normal or full, got "${sync}"`);
+  }
+  const databaseUrl = text(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  return Object.freeze({
+    port: integer(env, 'PORT', base.port, 0),
+    host: text(env, 'HOST') ?? base.host,
+    dataDir: text(env, 'TRACK_DATA_DIR') ?? base.dataDir,
+    databaseUrl,
+    apiToken: text(env, 'TRACK_API_TOKEN'),
+    validatorTtlSec: integer(env, 'EVENT_VALIDATOR_TTL', base.validatorTtlSec, 0),
+    sourceTtlSec: integer(env, 'TRACK_SOURCE_TTL', base.sourceTtlSec, 0),
+    bodyLimit: integer(env, 'TRACK_BODY_LIMIT', base.bodyLimit, 1),
+    maxEvents: integer(env, 'TRACK_MAX_EVENTS', base.maxEvents, 1),
+    maxDepth: integer(env, 'TRACK_MAX_DEPTH', base.maxDepth, 2),
+    debug: flag(env, 'TRACK_DEBUG', base.debug),
+    sync,
+    writeQueueLimit: integer(env, 'TRACK_WRITE_QUEUE', base.writeQueueLimit, 1),
+    logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
+    accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
+  });
+}

@@ -1,0 +1,95 @@
+import type { Store } from '../storage/store.js';
+import { deepMerge } from './merge.js';
+import type { JsonObject, ProfileRecord, SessionRecord, WriteSet } from './records.js';
+import { applyVisit, newProfile } from './records.js';
+import type { Trace } from './trace.js';
+
+export interface IdentityInput {
+  sessionId: string;
+  /** The profile id the client sent, if any. */
+  profileId: string | undefined;
+  profileLess: boolean;
+  context: JsonObject | undefined;
+  properties: JsonObject | undefined;
+  now: string;
+  newId: () => string;
+}
+
+export interface Identity {
+  session: SessionRecord;
+  /** What to write for the session; undefined when it is unchanged. */
+  sessionWrite: WriteSet['session'];
+  /** The profile as it will be after this request (null for profile-less requests). */
+  profile: ProfileRecord | null;
+  profileWrite: WriteSet['profile'];
+}
+
+function newSession(id: string, now: string): SessionRecord {
+  return { id, profile: null, metadata: { time: { insert: now, update: now } }, context: {}, properties: {} };
+}
+
+/**
+ * Resolves the session and profile of a /track request (contract §3.4, §3.5) from what is stored.
+ * Only reads; the returned write set parts carry the expectations the store checks at commit.
+ */
+export async function resolveIdentity(store: Store, input: IdentityInput, trace: Trace): Promise<Identity> {
+  const stored = await store.getSession(input.sessionId);
+  let session = stored?.record ?? newSession(input.sessionId, input.now);
+  let changed = stored === null;
+  trace.log('info', 'identity', stored ? `session ${input.sessionId} loaded` : `session ${input.sessionId} is new`);
+
+  let profile: ProfileRecord | null = null;
+  let profileWrite: WriteSet['profile'];
+  if (!input.profileLess) {
+    const boundId = stored ? stored.record.profile?.id : input.profileId;
+    const existing = boundId ? await store.getProfile(boundId) : null;
+    if (stored && existing) {
+      profile = existing;
+      trace.log('info', 'identity', `profile ${existing.id} bound to the session is used`);
+    } else if (existing) {
+      profile = applyVisit(existing, input.now);
+      profileWrite = { op: 'visit', id: existing.id, at: input.now };
+      trace.log('info', 'identity', `profile ${existing.id} found: new visit ${profile.stats.visits}`);
+    } else {
+      profile = newProfile(input.newId(), input.now);
+      profileWrite = { op: 'create', record: profile };
+      const why = stored
+        ? boundId
+          ? `profile ${boundId} of the session no longer exists`
+          : 'the session has no profile'
+        : boundId
+          ? `profile ${boundId} is unknown`
+          : 'no profile id was sent';
+      trace.log('info', 'identity', `${why}: new profile ${profile.id} created`);
+    }
+    if (session.profile?.id !== profile.id) {
+      session = { ...session, profile: { id: profile.id } };
+      changed = true;
+    }
+  }
+
+  const context = deepMerge(session.context, input.context);
+  const properties = deepMerge(session.properties, input.properties);
+  if (context.changed || properties.changed) {
+    session = { ...session, context: context.value, properties: properties.value };
+    changed = true;
+  }
+  if (changed && stored) {
+    session = { ...session, metadata: { time: { ...session.metadata.time, update: input.now } } };
+  }
+  const sessionWrite = changed ? { record: session, expectVersion: stored?.version ?? null } : undefined;
+  return { session, sessionWrite, profile, profileWrite };
+}
+
+/** Identity for a transitional source: nothing is read or stored, every request is a first visit. */
+export function transientIdentity(input: IdentityInput): Identity {
+  const profile = input.profileLess ? null : newProfile(input.newId(), input.now);
+  const base = newSession(input.sessionId, input.now);
+  const session: SessionRecord = {
+    ...base,
+    profile: profile ? { id: profile.id } : null,
+    context: deepMerge({}, input.context).value,
+    properties: deepMerge({}, input.properties).value,
+  };
+  return { session, sessionWrite: undefined, profile, profileWrite: undefined };
+}

@@ -1,0 +1,35 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { errors } from '../errors.js';
+import type { EventPosition } from '../storage/store.js';
+
+/**
+ * Opaque, signed cursors for `GET /events`: the position of the last event of a page, with an HMAC so
+ * that a cursor the service did not issue is refused (422) instead of being trusted.
+ */
+export class CursorCodec {
+  private readonly key: Buffer;
+
+  constructor(secret: string) {
+    this.key = createHmac('sha256', 'event-cursor').update(secret).digest();
+  }
+
+  private sign(payload: string): Buffer {
+    return createHmac('sha256', this.key).update(payload).digest().subarray(0, 16);
+  }
+
+  encode(position: EventPosition): string {
+    const payload = Buffer.from(JSON.stringify([position.insert, position.id])).toString('base64url');
+    return `${payload}.${this.sign(payload).toString('base64url')}`;
+  }
+
+  decode(cursor: string): EventPosition {
+    const invalid = errors.invalid(['query', 'cursor'], 'cursor was not issued by this service');
+    const [payload, signature, ...rest] = cursor.split('.');
+    if (!payload || !signature || rest.length > 0) throw invalid;
+    const given = Buffer.from(signature, 'base64url');
+    const expected = this.sign(payload);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
+    const [insert, id] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, string];
+    return { insert, id };
+  }
+}

@@ -1,0 +1,111 @@
+/** The stored records of contract §6 and the write set a request hands to the store. */
+
+export type JsonObject = Record<string, unknown>;
+
+export interface Ref {
+  id: string;
+}
+
+export interface EventSource {
+  id: string;
+  type: string;
+  name: string;
+  description: string;
+  enabled: boolean;
+  transitional: boolean;
+  consent: boolean;
+  returns_profile: boolean;
+  tags: string[];
+}
+
+export interface EventRecord {
+  id: string;
+  type: string;
+  properties: JsonObject;
+  context: JsonObject;
+  source: Ref;
+  session: Ref | null;
+  profile: Ref | null;
+  metadata: {
+    time: { insert: string };
+    ip: string | null;
+    status: string;
+    profile_less: boolean;
+  };
+}
+
+export interface SessionRecord {
+  id: string;
+  profile: Ref | null;
+  metadata: { time: { insert: string; update: string } };
+  context: JsonObject;
+  properties: JsonObject;
+}
+
+export interface ProfileRecord {
+  id: string;
+  metadata: {
+    time: {
+      insert: string;
+      update: string;
+      visit: { last: string | null; current: string | null; count: number };
+    };
+  };
+  stats: { visits: number };
+  traits: { public: JsonObject; private: JsonObject };
+  consents: JsonObject;
+  segments: unknown[];
+  interests: JsonObject;
+}
+
+/** A stored session with the version the store uses for optimistic concurrency. */
+export interface StoredSession {
+  record: SessionRecord;
+  version: number;
+}
+
+/**
+ * Everything one request stores, committed atomically.
+ * - `session.expectVersion`: null means "must not exist yet" (insert), a number means "update only if
+ *   the stored version is still this one". A mismatch is a conflict: the request re-resolves.
+ * - `profile`: `create` inserts a new profile; `visit` records a new visit on a stored profile
+ *   (applied by the store on the current stored record, so concurrent visits are counted exactly).
+ */
+export interface WriteSet {
+  session?: { record: SessionRecord; expectVersion: number | null };
+  profile?: { op: 'create'; record: ProfileRecord } | { op: 'visit'; id: string; at: string };
+  events: EventRecord[];
+}
+
+export type CommitResult =
+  | { ok: true; profile: ProfileRecord | null }
+  | { ok: false; conflict: 'session' | 'profile' };
+
+/** Records a new visit on a profile (contract §3.4). Pure: returns a new record. */
+export function applyVisit(profile: ProfileRecord, at: string): ProfileRecord {
+  const visits = profile.stats.visits + 1;
+  return {
+    ...profile,
+    metadata: {
+      ...profile.metadata,
+      time: {
+        ...profile.metadata.time,
+        update: at,
+        visit: { last: profile.metadata.time.visit.current, current: at, count: visits },
+      },
+    },
+    stats: { ...profile.stats, visits },
+  };
+}
+
+export function newProfile(id: string, at: string): ProfileRecord {
+  return {
+    id,
+    metadata: { time: { insert: at, update: at, visit: { last: null, current: at, count: 1 } } },
+    stats: { visits: 1 },
+    traits: { public: {}, private: {} },
+    consents: {},
+    segments: [],
+    interests: {},
+  };
+}

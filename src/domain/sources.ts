@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { errors } from '../errors.js';
+import type { Store } from '../storage/store.js';
+import type { EventSource } from './records.js';
+import { TtlCache } from './ttl-cache.js';
+
+export type SourceInput = Partial<EventSource>;
+
+/** The stored record for a create-or-replace request: defaults of contract §6 for what is absent. */
+export function sourceFromInput(input: SourceInput): EventSource {
+  return {
+    id: input.id ?? randomUUID(),
+    type: input.type ?? 'rest',
+    name: input.name ?? '',
+    description: input.description ?? '',
+    enabled: input.enabled ?? true,
+    transitional: input.transitional ?? false,
+    consent: input.consent ?? false,
+    returns_profile: input.returns_profile ?? true,
+    tags: input.tags ?? [],
+  };
+}
+
+/** Event sources as the tracking endpoints see them: cached, with the 401s of contract §3.3. */
+export class SourceCache {
+  private readonly cache: TtlCache<EventSource>;
+
+  constructor(store: Store, ttlSec: number) {
+    this.cache = new TtlCache<EventSource>(ttlSec * 1000, (id) => store.getSource(id));
+  }
+
+  /** The enabled source with this id, or the 401 the contract prescribes. */
+  async require(id: string): Promise<EventSource> {
+    const source = await this.cache.get(id);
+    if (!source) throw errors.unknownSource(id);
+    if (!source.enabled) throw errors.sourceDisabled();
+    return source;
+  }
+
+  invalidate(id: string): void {
+    this.cache.invalidate(id);
+  }
+}

@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import { collect } from '../domain/collect.js';
+import type { JsonObject } from '../domain/records.js';
+import { collectResponse, errorResponses, eventType, idString } from '../http/schemas.js';
+import type { RouteOptions } from '../services.js';
+
+export default async function collectRoutes(app: FastifyInstance, { services }: RouteOptions) {
+  app.post<{ Body: JsonObject; Params: { event_type: string; source_id: string } }>(
+    '/collect/:event_type/:source_id',
+    {
+      schema: {
+        tags: ['tracking'],
+        summary: 'Register one profile-less event from a plain JSON body',
+        description: 'The body (a JSON object; empty counts as {}) becomes the event properties. No session or profile.',
+        params: {
+          type: 'object',
+          properties: { event_type: eventType, source_id: idString },
+          required: ['event_type', 'source_id'],
+        },
+        body: { type: 'object', additionalProperties: true },
+        response: { 200: collectResponse, ...errorResponses(400, 401, 406, 413, 422, 503) },
+      },
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
+    },
+    async (request) =>
+      collect(services, {
+        eventType: request.params.event_type,
+        sourceId: request.params.source_id,
+        properties: request.body,
+        ip: request.ip,
+      }),
+  );
+}

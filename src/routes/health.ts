@@ -1,0 +1,25 @@
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../errors.js';
+import { errorResponses } from '../http/schemas.js';
+import type { RouteOptions } from '../services.js';
+
+export default async function healthRoutes(app: FastifyInstance, { services }: RouteOptions) {
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['service'],
+        summary: 'Readiness: 200 once the store is reachable, 503 otherwise',
+        response: {
+          200: { type: 'object', properties: { status: { type: 'string', const: 'ok' } } },
+          ...errorResponses(503),
+        },
+      },
+    },
+    async () => {
+      const up = await services.store.ping().catch(() => false);
+      if (!up) throw errors.storeUnavailable();
+      return { status: 'ok' };
+    },
+  );
+}

@@ -1,0 +1,259 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type {
+  CommitResult,
+  EventRecord,
+  EventSource,
+  ProfileRecord,
+  StoredSession,
+  WriteSet,
+} from '../../domain/records.js';
+import { applyVisit } from '../../domain/records.js';
+import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
+import type { ErasedCounts, EventFilter, EventPosition, Store } from '../store.js';
+import { StoreUnavailableError } from '../store.js';
+import { migrations } from './migrations.js';
+
+export interface SqliteOptions {
+  dataDir: string;
+  sync: 'normal' | 'full';
+  writeQueueLimit: number;
+}
+
+/** Thrown inside a write set's savepoint to undo just that write set. */
+class Conflict extends Error {
+  constructor(readonly kind: 'session' | 'profile') {
+    super(kind);
+  }
+}
+
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/;
+
+function translate(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
+    return new StoreUnavailableError(`${code}: ${(error as Error).message}`);
+  }
+  return error;
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+const FILTER_COLUMNS: [keyof EventFilter, string][] = [
+  ['profileId', 'profile_id'],
+  ['sessionId', 'session_id'],
+  ['type', 'type'],
+  ['sourceId', 'source_id'],
+];
+
+/** The embedded store: one SQLite file in WAL mode, written by one process through group commit. */
+export class SqliteStore implements Store {
+  private db!: Database.Database;
+  private stmt!: ReturnType<SqliteStore['prepare']>;
+  private readonly listStatements = new Map<string, Statement>();
+  private readonly committer: GroupCommitter<WriteSet, CommitResult>;
+  private writeBatch!: (items: WriteSet[]) => ItemOutcome<CommitResult>[];
+
+  constructor(private readonly options: SqliteOptions) {
+    this.committer = new GroupCommitter((items) => this.writeBatch(items), options.writeQueueLimit);
+  }
+
+  get file(): string {
+    return join(this.options.dataDir, 'collector.db');
+  }
+
+  async open(): Promise<void> {
+    mkdirSync(this.options.dataDir, { recursive: true });
+    const db = new Database(this.file);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${this.options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma('busy_timeout = 5000');
+    const applied = db.pragma('user_version', { simple: true }) as number;
+    for (let i = applied; i < migrations.length; i++) {
+      db.transaction(() => {
+        db.exec(migrations[i]!);
+        db.pragma(`user_version = ${i + 1}`);
+      })();
+    }
+    this.db = db;
+    this.stmt = this.prepare();
+    const applyOne = db.transaction((ws: WriteSet) => this.apply(ws));
+    this.writeBatch = db.transaction((items: WriteSet[]) =>
+      items.map((ws): ItemOutcome<CommitResult> => {
+        try {
+          return { ok: true, value: applyOne(ws) };
+        } catch (error) {
+          if (error instanceof Conflict) return { ok: true, value: { ok: false, conflict: error.kind } };
+          return { ok: false, error: translate(error) };
+        }
+      }),
+    );
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      putSource: db.prepare('INSERT INTO sources (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc'),
+      getSource: db.prepare('SELECT doc FROM sources WHERE id = ?').pluck(),
+      listSources: db.prepare('SELECT doc FROM sources ORDER BY id').pluck(),
+      deleteSource: db.prepare('DELETE FROM sources WHERE id = ?'),
+      getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?'),
+      insertSession: db.prepare(
+        'INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?) ON CONFLICT (id) DO NOTHING',
+      ),
+      updateSession: db.prepare(
+        'UPDATE sessions SET profile_id = ?, doc = ?, version = version + 1 WHERE id = ? AND version = ?',
+      ),
+      getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
+      insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
+      updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
+      insertEvent: db.prepare(
+        'INSERT INTO events (id, insert_time, type, source_id, session_id, profile_id, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      getEvent: db.prepare('SELECT doc FROM events WHERE id = ?').pluck(),
+      eraseSessionEvents: db.prepare(
+        'DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = ?)',
+      ),
+      eraseProfileEvents: db.prepare('DELETE FROM events WHERE profile_id = ?'),
+      eraseSessions: db.prepare('DELETE FROM sessions WHERE profile_id = ?'),
+      eraseProfile: db.prepare('DELETE FROM profiles WHERE id = ?'),
+      ping: db.prepare('SELECT 1').pluck(),
+    };
+  }
+
+  /** Writes one write set; runs inside its own savepoint of the batch transaction. */
+  private apply(ws: WriteSet): CommitResult {
+    const s = this.stmt;
+    if (ws.session) {
+      const { record, expectVersion } = ws.session;
+      const doc = JSON.stringify(record);
+      const profileId = record.profile?.id ?? null;
+      const changes =
+        expectVersion === null
+          ? s.insertSession.run(record.id, profileId, doc).changes
+          : s.updateSession.run(profileId, doc, record.id, expectVersion).changes;
+      if (changes === 0) throw new Conflict('session');
+    }
+    let profile: ProfileRecord | null = null;
+    if (ws.profile?.op === 'create') {
+      profile = ws.profile.record;
+      s.insertProfile.run(profile.id, JSON.stringify(profile));
+    } else if (ws.profile?.op === 'visit') {
+      const doc = s.getProfile.get(ws.profile.id) as string | undefined;
+      if (doc === undefined) throw new Conflict('profile');
+      profile = applyVisit(JSON.parse(doc) as ProfileRecord, ws.profile.at);
+      s.updateProfile.run(JSON.stringify(profile), profile.id);
+    }
+    for (const e of ws.events) {
+      s.insertEvent.run(
+        e.id,
+        e.metadata.time.insert,
+        e.type,
+        e.source.id,
+        e.session?.id ?? null,
+        e.profile?.id ?? null,
+        JSON.stringify(e),
+      );
+    }
+    return { ok: true, profile };
+  }
+
+  private run<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(translate(error));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.db?.open) return;
+    await this.committer.drain();
+    this.db.close();
+  }
+
+  ping(): Promise<boolean> {
+    return this.run(() => this.db.open && this.stmt.ping.get() === 1);
+  }
+
+  commit(writeSet: WriteSet): Promise<CommitResult> {
+    return this.committer.submit(writeSet);
+  }
+
+  get queueDepth(): number {
+    return this.committer.depth;
+  }
+
+  putSource(source: EventSource): Promise<void> {
+    return this.run(() => void this.stmt.putSource.run(source.id, JSON.stringify(source)));
+  }
+
+  getSource(id: string): Promise<EventSource | null> {
+    return this.run(() => parse<EventSource>(this.stmt.getSource.get(id)));
+  }
+
+  listSources(): Promise<EventSource[]> {
+    return this.run(() => (this.stmt.listSources.all() as string[]).map((d) => JSON.parse(d) as EventSource));
+  }
+
+  deleteSource(id: string): Promise<boolean> {
+    return this.run(() => this.stmt.deleteSource.run(id).changes > 0);
+  }
+
+  getSession(id: string): Promise<StoredSession | null> {
+    return this.run(() => {
+      const row = this.stmt.getSession.get(id) as { doc: string; version: number } | undefined;
+      return row ? { record: JSON.parse(row.doc), version: row.version } : null;
+    });
+  }
+
+  getProfile(id: string): Promise<ProfileRecord | null> {
+    return this.run(() => parse<ProfileRecord>(this.stmt.getProfile.get(id)));
+  }
+
+  getEvent(id: string): Promise<EventRecord | null> {
+    return this.run(() => parse<EventRecord>(this.stmt.getEvent.get(id)));
+  }
+
+  listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
+    return this.run(() => {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      for (const [key, column] of FILTER_COLUMNS) {
+        const value = filter[key];
+        if (value !== undefined) {
+          where.push(`${column} = ?`);
+          params.push(value);
+        }
+      }
+      if (after) {
+        where.push('(insert_time, id) < (?, ?)');
+        params.push(after.insert, after.id);
+      }
+      const sql = `SELECT doc FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY insert_time DESC, id DESC LIMIT ?`;
+      let statement = this.listStatements.get(sql);
+      if (!statement) {
+        statement = this.db.prepare(sql).pluck();
+        this.listStatements.set(sql, statement);
+      }
+      return (statement.all(...params, limit) as string[]).map((d) => JSON.parse(d) as EventRecord);
+    });
+  }
+
+  eraseProfile(id: string): Promise<ErasedCounts | null> {
+    return this.run(() =>
+      this.db.transaction((): ErasedCounts | null => {
+        const s = this.stmt;
+        if (s.getProfile.get(id) === undefined) return null;
+        const events = s.eraseSessionEvents.run(id).changes + s.eraseProfileEvents.run(id).changes;
+        const sessions = s.eraseSessions.run(id).changes;
+        const profiles = s.eraseProfile.run(id).changes;
+        return { profiles, sessions, events };
+      })(),
+    );
+  }
+}
+
+function parse<T>(doc: unknown): T | null {
+  return typeof doc === 'string' ? (JSON.parse(doc) as T) : null;
+}

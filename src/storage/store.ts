@@ -1,0 +1,63 @@
+import type {
+  CommitResult,
+  EventRecord,
+  EventSource,
+  ProfileRecord,
+  StoredSession,
+  WriteSet,
+} from '../domain/records.js';
+
+export interface EventFilter {
+  profileId?: string;
+  sessionId?: string;
+  type?: string;
+  sourceId?: string;
+}
+
+/** Position after which a page of events starts (exclusive), in the order newest first. */
+export interface EventPosition {
+  insert: string;
+  id: string;
+}
+
+export interface ErasedCounts {
+  profiles: number;
+  sessions: number;
+  events: number;
+}
+
+/**
+ * The one storage interface. Adapters own SQL, transactions and row mapping; callers see records only.
+ * Every method may reject with `StoreUnavailableError` when the database cannot be reached.
+ */
+export interface Store {
+  /** Applies migrations; must be called once before use. */
+  open(): Promise<void>;
+  /** Commits what is queued, then releases the database. */
+  close(): Promise<void>;
+  /** True when the database answers. */
+  ping(): Promise<boolean>;
+
+  putSource(source: EventSource): Promise<void>;
+  getSource(id: string): Promise<EventSource | null>;
+  listSources(): Promise<EventSource[]>;
+  deleteSource(id: string): Promise<boolean>;
+
+  getSession(id: string): Promise<StoredSession | null>;
+  getProfile(id: string): Promise<ProfileRecord | null>;
+  getEvent(id: string): Promise<EventRecord | null>;
+  /** Events matching the filter, newest first by (metadata.time.insert, id), after `after`. */
+  listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]>;
+  /** Deletes a profile, the sessions bound to it and their events; null when the profile is unknown. */
+  eraseProfile(id: string): Promise<ErasedCounts | null>;
+
+  /**
+   * Commits one request's write set durably (group commit: many requests share one transaction).
+   * Resolves only once the transaction is committed. Rejects with `WriteQueueFullError` when the
+   * write queue is full.
+   */
+  commit(writeSet: WriteSet): Promise<CommitResult>;
+}
+
+export class StoreUnavailableError extends Error {}
+export class WriteQueueFullError extends Error {}
