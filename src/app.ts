@@ -44,7 +44,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   // Bodies are validated strictly (a string is not a boolean); query strings and paths are coerced.
   const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, allErrors: false, strict: false });
   const paramAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema),
+  );
   registerJsonBody(app, config.maxDepth);
   app.setErrorHandler(errorHandler(config.bodyLimit));
   app.setNotFoundHandler((request, reply) => {
@@ -53,7 +55,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   app.addHook('onClose', async () => store.close());
 
-  for (const schema of [errorBody, eventSource, eventRecord, sessionRecord, profileRecord]) app.addSchema(schema);
+  for (const schema of [errorBody, eventSource, eventRecord, sessionRecord, profileRecord])
+    app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -32,7 +32,12 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
     source: { id: source.id },
     session: null,
     profile: null,
-    metadata: { time: { insert: deps.clock().toISOString() }, ip: request.ip, status: 'collected', profile_less: true },
+    metadata: {
+      time: { insert: deps.clock().toISOString() },
+      ip: request.ip,
+      status: 'collected',
+      profile_less: true,
+    },
   };
   if (!source.transitional) await deps.store.commit({ events: [event] });
   return { source: { consent: source.consent }, event: { id: event.id } };

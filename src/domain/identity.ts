@@ -36,7 +36,11 @@ export async function resolveIdentity(store: Store, input: IdentityInput, trace:
   const stored = await store.getSession(input.sessionId);
   let session = stored?.record ?? newSession(input.sessionId, input.now);
   let changed = stored === null;
-  trace.log('info', 'identity', stored ? `session ${input.sessionId} loaded` : `session ${input.sessionId} is new`);
+  trace.log(
+    'info',
+    'identity',
+    stored ? `session ${input.sessionId} loaded` : `session ${input.sessionId} is new`,
+  );
 
   let profile: ProfileRecord | null = null;
   let profileWrite: WriteSet['profile'];

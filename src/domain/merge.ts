@@ -14,7 +14,10 @@ function setOwn(target: JsonObject, key: string, value: unknown): void {
  * Deep-merges `patch` into a copy of `base`: nested objects merge, anything else (arrays included) is
  * replaced. Returns the merged object and whether it differs from `base`.
  */
-export function deepMerge(base: JsonObject, patch: JsonObject | null | undefined): { value: JsonObject; changed: boolean } {
+export function deepMerge(
+  base: JsonObject,
+  patch: JsonObject | null | undefined,
+): { value: JsonObject; changed: boolean } {
   if (!patch) return { value: base, changed: false };
   const value: JsonObject = {};
   for (const key of Object.keys(base)) setOwn(value, key, base[key]);

@@ -78,8 +78,7 @@ export interface WriteSet {
 }
 
 export type CommitResult =
-  | { ok: true; profile: ProfileRecord | null }
-  | { ok: false; conflict: 'session' | 'profile' };
+  { ok: true; profile: ProfileRecord | null } | { ok: false; conflict: 'session' | 'profile' };
 
 /** Records a new visit on a profile (contract §3.4). Pure: returns a new record. */
 export function applyVisit(profile: ProfileRecord, at: string): ProfileRecord {
@@ -108,4 +107,39 @@ export function newProfile(id: string, at: string): ProfileRecord {
     segments: [],
     interests: {},
   };
+}
+
+/** Metadata and validation schema of one event type (contract §5.1). */
+export interface EventTypeRecord {
+  event_type: string;
+  name: string;
+  description: string;
+  tags: string[];
+  validation: {
+    enabled: boolean;
+    /** Target expression (`event@properties`, …) → JSON Schema; key order is the check order. */
+    json_schema: Record<string, JsonObject>;
+  };
+}
+
+/** One failing target of one event (contract §5.3). */
+export interface ValidationFailure {
+  event: number;
+  type: string;
+  target: string;
+  reason: string;
+}
+
+/** A request refused by validation, kept so that it can be inspected and replayed. */
+export interface RejectedRecord {
+  id: string;
+  time: string;
+  endpoint: 'track' | 'collect';
+  source_id: string;
+  session_id: string | null;
+  event_types: string[];
+  detail: string;
+  errors: ValidationFailure[];
+  /** What the endpoint received: the body, and the query/path values that shaped it. */
+  request: { body: unknown; profile_less?: boolean; event_type?: string };
 }

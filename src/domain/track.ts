@@ -105,9 +105,16 @@ function buildEvents(
       metadata: { time: { insert: now }, ip: request.ip, status: 'collected', profile_less: profileLess },
     };
     records.push(record);
-    const skipped = !saveEvents ? 'options.saveEvents is false' : input.options?.save === false ? 'options.save is false' : undefined;
+    const skipped = !saveEvents
+      ? 'options.saveEvents is false'
+      : input.options?.save === false
+        ? 'options.save is false'
+        : undefined;
     if (!skipped) saved.push(record);
-    trace.event({ id: record.id, type: record.type, saved: false, skipped, validation: 'no schema' }, started);
+    trace.event(
+      { id: record.id, type: record.type, saved: false, skipped, validation: 'no schema' },
+      started,
+    );
   }
   return { records, saved };
 }
@@ -125,7 +132,11 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
   const options = optionsOf(payload);
   const trace = new Trace(options.debugger && deps.debugAllowed);
   const source = await deps.sources.require(payload.source.id);
-  trace.log('info', 'source', `source ${source.id} accepted${source.transitional ? ' (transitional: nothing is stored)' : ''}`);
+  trace.log(
+    'info',
+    'source',
+    `source ${source.id} accepted${source.transitional ? ' (transitional: nothing is stored)' : ''}`,
+  );
   trace.step('source');
 
   const run = () => resolveAndCommit(deps, request, source, options, trace);
@@ -160,10 +171,19 @@ async function resolveAndCommit(
       now,
       newId: deps.newId,
     };
-    const identity = source.transitional ? transientIdentity(input) : await resolveIdentity(deps.store, input, trace);
+    const identity = source.transitional
+      ? transientIdentity(input)
+      : await resolveIdentity(deps.store, input, trace);
     trace.step('identity');
 
-    const events = buildEvents(request, identity, now, options.saveEvents && !source.transitional, deps.newId, trace);
+    const events = buildEvents(
+      request,
+      identity,
+      now,
+      options.saveEvents && !source.transitional,
+      deps.newId,
+      trace,
+    );
     trace.step('events');
 
     const writeSet: WriteSet = {
@@ -180,7 +200,11 @@ async function resolveAndCommit(
     if (result.ok) {
       const savedIds = new Set(events.saved.map((e) => e.id));
       for (const e of trace.events) e.saved = savedIds.has(e.id);
-      trace.log('info', 'store', `committed: ${writeSet.session ? 1 : 0} session, ${writeSet.profile ? 1 : 0} profile, ${events.saved.length} events`);
+      trace.log(
+        'info',
+        'store',
+        `committed: ${writeSet.session ? 1 : 0} session, ${writeSet.profile ? 1 : 0} profile, ${events.saved.length} events`,
+      );
       return {
         identity,
         profile: result.profile ?? identity.profile,
@@ -189,7 +213,11 @@ async function resolveAndCommit(
         events: events.saved,
       };
     }
-    trace.log('warning', 'identity', `${result.conflict} changed concurrently; resolving again (attempt ${attempt})`);
+    trace.log(
+      'warning',
+      'identity',
+      `${result.conflict} changed concurrently; resolving again (attempt ${attempt})`,
+    );
     trace.events.length = 0;
   }
   throw errors.storeUnavailable();

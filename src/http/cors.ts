@@ -13,7 +13,8 @@ export function trackingCors(app: FastifyInstance, paths: string[]): void {
   for (const url of paths) {
     app.options(url, { schema: { hide: true } }, async (request, reply) => {
       const requested = request.headers['access-control-request-headers'];
-      const headers = typeof requested === 'string' && requested ? `${ALLOWED_HEADERS}, ${requested}` : ALLOWED_HEADERS;
+      const headers =
+        typeof requested === 'string' && requested ? `${ALLOWED_HEADERS}, ${requested}` : ALLOWED_HEADERS;
       return reply
         .code(204)
         .header('access-control-allow-methods', 'POST, OPTIONS')

@@ -42,7 +42,11 @@ export function errorHandler(bodyLimit: number) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const http = toHttpError(error, bodyLimit);
     if (http.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ status: http.statusCode, detail: http.detail, url: request.url }, 'request rejected');
+    else
+      request.log.info(
+        { status: http.statusCode, detail: http.detail, url: request.url },
+        'request rejected',
+      );
     return reply.code(http.statusCode).headers(http.headers).send(http.body());
   };
 }

@@ -47,7 +47,8 @@ export function findNonFinite(value: unknown): (string | number)[] | null {
     } else if (Array.isArray(current)) {
       current.forEach((item, i) => stack.push([item, [...path, i]]));
     } else if (current !== null && typeof current === 'object') {
-      for (const key of Object.keys(current)) stack.push([(current as Record<string, unknown>)[key], [...path, key]]);
+      for (const key of Object.keys(current))
+        stack.push([(current as Record<string, unknown>)[key], [...path, key]]);
     }
   }
   return null;
@@ -63,10 +64,12 @@ export function parseJsonBody(text: string, maxDepth: number): unknown {
   } catch (error) {
     throw errors.unparsableJson((error as Error).message);
   }
-  if (scan.tooDeep) throw errors.invalid(['body'], `nesting is deeper than ${maxDepth} levels`, 'value_error.depth');
+  if (scan.tooDeep)
+    throw errors.invalid(['body'], `nesting is deeper than ${maxDepth} levels`, 'value_error.depth');
   if (scan.maybeNonFinite) {
     const path = findNonFinite(value);
-    if (path) throw errors.invalid(['body', ...path], 'number is not finite', 'value_error.number.not_finite');
+    if (path)
+      throw errors.invalid(['body', ...path], 'number is not finite', 'value_error.number.not_finite');
   }
   return value;
 }

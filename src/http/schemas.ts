@@ -52,7 +52,17 @@ export const eventSource = {
     returns_profile: { type: 'boolean' },
     tags: { type: 'array', items: { type: 'string' } },
   },
-  required: ['id', 'type', 'name', 'description', 'enabled', 'transitional', 'consent', 'returns_profile', 'tags'],
+  required: [
+    'id',
+    'type',
+    'name',
+    'description',
+    'enabled',
+    'transitional',
+    'consent',
+    'returns_profile',
+    'tags',
+  ],
 } as const;
 
 export const eventSourceInput = {
@@ -100,7 +110,10 @@ export const sessionRecord = {
   properties: {
     id: { type: 'string' },
     profile: nullableRef,
-    metadata: { type: 'object', properties: { time: { type: 'object', properties: { insert: time, update: time } } } },
+    metadata: {
+      type: 'object',
+      properties: { time: { type: 'object', properties: { insert: time, update: time } } },
+    },
     context: anyObject,
     properties: anyObject,
   },
@@ -142,7 +155,8 @@ const optionFlags = {
 
 export const trackPayload = {
   type: 'object',
-  description: 'The tracker payload. Unknown fields are accepted and ignored; `null` optional objects count as absent.',
+  description:
+    'The tracker payload. Unknown fields are accepted and ignored; `null` optional objects count as absent.',
   required: ['source', 'session', 'events'],
   properties: {
     source: { type: 'object', required: ['id'], properties: { id: idString } },
@@ -218,10 +232,17 @@ export const collectResponse = {
 export const deletedOne = { type: 'object', properties: { deleted: { type: 'integer' } } } as const;
 
 export function listOf(item: object) {
-  return { type: 'object', properties: { total: { type: 'integer' }, result: { type: 'array', items: item } } };
+  return {
+    type: 'object',
+    properties: { total: { type: 'integer' }, result: { type: 'array', items: item } },
+  };
 }
 
-export const idParam = { type: 'object', properties: { id: { type: 'string', maxLength: 255 } }, required: ['id'] } as const;
+export const idParam = {
+  type: 'object',
+  properties: { id: { type: 'string', maxLength: 255 } },
+  required: ['id'],
+} as const;
 
 /** Error responses every route may give, referenced by status code. */
 export function errorResponses(...codes: number[]): Record<number, unknown> {

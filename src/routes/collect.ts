@@ -11,7 +11,8 @@ export default async function collectRoutes(app: FastifyInstance, { services }: 
       schema: {
         tags: ['tracking'],
         summary: 'Register one profile-less event from a plain JSON body',
-        description: 'The body (a JSON object; empty counts as {}) becomes the event properties. No session or profile.',
+        description:
+          'The body (a JSON object; empty counts as {}) becomes the event properties. No session or profile.',
         params: {
           type: 'object',
           properties: { event_type: eventType, source_id: idString },

@@ -31,7 +31,13 @@ export default async function eventSourceRoutes(app: FastifyInstance, { services
 
   app.get(
     '/event-sources',
-    { schema: { tags, summary: 'List event sources', response: { 200: listOf(source), ...errorResponses(401, 503) } } },
+    {
+      schema: {
+        tags,
+        summary: 'List event sources',
+        response: { 200: listOf(source), ...errorResponses(401, 503) },
+      },
+    },
     async () => {
       const result = await store.listSources();
       return { total: result.length, result };
@@ -41,7 +47,12 @@ export default async function eventSourceRoutes(app: FastifyInstance, { services
   app.get<{ Params: { id: string } }>(
     '/event-source/:id',
     {
-      schema: { tags, summary: 'One event source', params: idParam, response: { 200: source, ...errorResponses(401, 404, 503) } },
+      schema: {
+        tags,
+        summary: 'One event source',
+        params: idParam,
+        response: { 200: source, ...errorResponses(401, 404, 503) },
+      },
     },
     async (request) => {
       const record = await store.getSource(request.params.id);

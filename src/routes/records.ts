@@ -38,7 +38,9 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         response: { 200: { $ref: 'Event#' }, ...errorResponses(401, 404, 503) },
       },
     },
-    async (request) => (await store.getEvent(request.params.id)) ?? Promise.reject(errors.notFound('Event', request.params.id)),
+    async (request) =>
+      (await store.getEvent(request.params.id)) ??
+      Promise.reject(errors.notFound('Event', request.params.id)),
   );
 
   app.get<{ Querystring: EventsQuery }>(
@@ -51,7 +53,10 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         response: {
           200: {
             type: 'object',
-            properties: { result: { type: 'array', items: { $ref: 'Event#' } }, next: { type: ['string', 'null'] } },
+            properties: {
+              result: { type: 'array', items: { $ref: 'Event#' } },
+              next: { type: ['string', 'null'] },
+            },
           },
           ...errorResponses(401, 422, 503),
         },
@@ -59,12 +64,20 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
     },
     async (request) => {
       const q = request.query;
-      const filter: EventFilter = { profileId: q.profile_id, sessionId: q.session_id, type: q.type, sourceId: q.source_id };
+      const filter: EventFilter = {
+        profileId: q.profile_id,
+        sessionId: q.session_id,
+        type: q.type,
+        sourceId: q.source_id,
+      };
       const after = q.cursor === undefined ? null : cursors.decode(q.cursor);
       const page = await store.listEvents(filter, q.limit + 1, after);
       const result = page.slice(0, q.limit);
       const last = result[result.length - 1];
-      const next = page.length > q.limit && last ? cursors.encode({ insert: last.metadata.time.insert, id: last.id }) : null;
+      const next =
+        page.length > q.limit && last
+          ? cursors.encode({ insert: last.metadata.time.insert, id: last.id })
+          : null;
       return { result, next };
     },
   );
@@ -97,7 +110,8 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
       },
     },
     async (request) =>
-      (await store.getProfile(request.params.id)) ?? Promise.reject(errors.notFound('Profile', request.params.id)),
+      (await store.getProfile(request.params.id)) ??
+      Promise.reject(errors.notFound('Profile', request.params.id)),
   );
 
   app.delete<{ Params: { id: string } }>(
@@ -113,7 +127,11 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
             properties: {
               deleted: {
                 type: 'object',
-                properties: { profiles: { type: 'integer' }, sessions: { type: 'integer' }, events: { type: 'integer' } },
+                properties: {
+                  profiles: { type: 'integer' },
+                  sessions: { type: 'integer' },
+                  events: { type: 'integer' },
+                },
               },
             },
           },

@@ -19,17 +19,24 @@ export default async function trackRoutes(app: FastifyInstance, { services }: Ro
           'Checks the source, resolves the session and profile, stores the events and answers once they are committed.',
         querystring: {
           type: 'object',
-          properties: { profile_less: { type: 'boolean', default: false, description: 'no profile is loaded or created' } },
+          properties: {
+            profile_less: { type: 'boolean', default: false, description: 'no profile is loaded or created' },
+          },
         },
         body: trackPayload,
         response: { 200: trackResponse, ...errorResponses(400, 401, 406, 413, 422, 503) },
       },
       preValidation: async (request) => {
         const events = (request.body as { events?: unknown } | undefined)?.events;
-        if (Array.isArray(events) && events.length > maxEvents) throw errors.tooManyEvents(maxEvents, events.length);
+        if (Array.isArray(events) && events.length > maxEvents)
+          throw errors.tooManyEvents(maxEvents, events.length);
       },
     },
     async (request) =>
-      track(deps, { payload: request.body, profileLess: request.query.profile_less === true, ip: request.ip }),
+      track(deps, {
+        payload: request.body,
+        profileLess: request.query.profile_less === true,
+        ip: request.ip,
+      }),
   );
 }

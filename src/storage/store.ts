@@ -2,7 +2,9 @@ import type {
   CommitResult,
   EventRecord,
   EventSource,
+  EventTypeRecord,
   ProfileRecord,
+  RejectedRecord,
   StoredSession,
   WriteSet,
 } from '../domain/records.js';
@@ -14,10 +16,15 @@ export interface EventFilter {
   sourceId?: string;
 }
 
-/** Position after which a page of events starts (exclusive), in the order newest first. */
+/** Position after which a page starts (exclusive), in the order newest first: (time, id). */
 export interface EventPosition {
   insert: string;
   id: string;
+}
+
+export interface RejectedFilter {
+  eventType?: string;
+  sourceId?: string;
 }
 
 export interface ErasedCounts {
@@ -50,6 +57,23 @@ export interface Store {
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]>;
   /** Deletes a profile, the sessions bound to it and their events; null when the profile is unknown. */
   eraseProfile(id: string): Promise<ErasedCounts | null>;
+
+  /** Validation schemas by exact event type; the stored record keeps its `json_schema` key order. */
+  putEventType(record: EventTypeRecord): Promise<void>;
+  getEventType(eventType: string): Promise<EventTypeRecord | null>;
+  listEventTypes(): Promise<EventTypeRecord[]>;
+  deleteEventType(eventType: string): Promise<boolean>;
+
+  /** The rejected-request quarantine, newest first by (time, id). */
+  putRejected(record: RejectedRecord): Promise<void>;
+  getRejected(id: string): Promise<RejectedRecord | null>;
+  listRejected(filter: RejectedFilter, limit: number, after: EventPosition | null): Promise<RejectedRecord[]>;
+  deleteRejected(id: string): Promise<boolean>;
+  /** Deletes records older than `before` and all but the newest `keep`; returns how many went. */
+  pruneRejected(before: string, keep: number): Promise<number>;
+
+  /** Write sets waiting for a commit (for metrics). */
+  readonly queueDepth: number;
 
   /**
    * Commits one request's write set durably (group commit: many requests share one transaction).

@@ -29,3 +29,16 @@ export const migrations: string[] = [
   CREATE INDEX events_source ON events (source_id, insert_time, id);
   `,
 ];
+
+migrations.push(`
+  CREATE TABLE event_types (event_type TEXT PRIMARY KEY, doc TEXT NOT NULL);
+  CREATE TABLE rejected (
+    id TEXT PRIMARY KEY,
+    time TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    event_types TEXT NOT NULL,
+    doc TEXT NOT NULL
+  );
+  CREATE INDEX rejected_time ON rejected (time, id);
+  CREATE INDEX rejected_source ON rejected (source_id, time, id);
+`);

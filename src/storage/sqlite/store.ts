@@ -5,13 +5,15 @@ import type {
   CommitResult,
   EventRecord,
   EventSource,
+  EventTypeRecord,
   ProfileRecord,
+  RejectedRecord,
   StoredSession,
   WriteSet,
 } from '../../domain/records.js';
 import { applyVisit } from '../../domain/records.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
-import type { ErasedCounts, EventFilter, EventPosition, Store } from '../store.js';
+import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
 import { migrations } from './migrations.js';
 
@@ -93,7 +95,9 @@ export class SqliteStore implements Store {
   private prepare() {
     const db = this.db;
     return {
-      putSource: db.prepare('INSERT INTO sources (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc'),
+      putSource: db.prepare(
+        'INSERT INTO sources (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc',
+      ),
       getSource: db.prepare('SELECT doc FROM sources WHERE id = ?').pluck(),
       listSources: db.prepare('SELECT doc FROM sources ORDER BY id').pluck(),
       deleteSource: db.prepare('DELETE FROM sources WHERE id = ?'),
@@ -118,6 +122,21 @@ export class SqliteStore implements Store {
       eraseSessions: db.prepare('DELETE FROM sessions WHERE profile_id = ?'),
       eraseProfile: db.prepare('DELETE FROM profiles WHERE id = ?'),
       ping: db.prepare('SELECT 1').pluck(),
+      putEventType: db.prepare(
+        'INSERT INTO event_types (event_type, doc) VALUES (?, ?) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
+      ),
+      getEventType: db.prepare('SELECT doc FROM event_types WHERE event_type = ?').pluck(),
+      listEventTypes: db.prepare('SELECT doc FROM event_types ORDER BY event_type').pluck(),
+      deleteEventType: db.prepare('DELETE FROM event_types WHERE event_type = ?'),
+      putRejected: db.prepare(
+        'INSERT INTO rejected (id, time, source_id, event_types, doc) VALUES (?, ?, ?, ?, ?)',
+      ),
+      getRejected: db.prepare('SELECT doc FROM rejected WHERE id = ?').pluck(),
+      deleteRejected: db.prepare('DELETE FROM rejected WHERE id = ?'),
+      pruneRejectedAge: db.prepare('DELETE FROM rejected WHERE time < ?'),
+      pruneRejectedCount: db.prepare(
+        'DELETE FROM rejected WHERE id IN (SELECT id FROM rejected ORDER BY time DESC, id DESC LIMIT -1 OFFSET ?)',
+      ),
     };
   }
 
@@ -215,29 +234,105 @@ export class SqliteStore implements Store {
     return this.run(() => parse<EventRecord>(this.stmt.getEvent.get(id)));
   }
 
+  /** One page, newest first by (time column, id), of the docs matching `conditions`. */
+  private page(
+    table: string,
+    timeColumn: string,
+    conditions: [string, unknown][],
+    limit: number,
+    after: EventPosition | null,
+  ): string[] {
+    const where = conditions.map(([sql]) => sql);
+    const params = conditions.map(([, value]) => value);
+    if (after) {
+      where.push(`(${timeColumn}, id) < (?, ?)`);
+      params.push(after.insert, after.id);
+    }
+    const sql = `SELECT doc FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${timeColumn} DESC, id DESC LIMIT ?`;
+    let statement = this.listStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql).pluck();
+      this.listStatements.set(sql, statement);
+    }
+    return statement.all(...params, limit) as string[];
+  }
+
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
     return this.run(() => {
-      const where: string[] = [];
-      const params: unknown[] = [];
+      const conditions: [string, unknown][] = [];
       for (const [key, column] of FILTER_COLUMNS) {
         const value = filter[key];
-        if (value !== undefined) {
-          where.push(`${column} = ?`);
-          params.push(value);
-        }
+        if (value !== undefined) conditions.push([`${column} = ?`, value]);
       }
-      if (after) {
-        where.push('(insert_time, id) < (?, ?)');
-        params.push(after.insert, after.id);
-      }
-      const sql = `SELECT doc FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY insert_time DESC, id DESC LIMIT ?`;
-      let statement = this.listStatements.get(sql);
-      if (!statement) {
-        statement = this.db.prepare(sql).pluck();
-        this.listStatements.set(sql, statement);
-      }
-      return (statement.all(...params, limit) as string[]).map((d) => JSON.parse(d) as EventRecord);
+      return this.page('events', 'insert_time', conditions, limit, after).map(
+        (d) => JSON.parse(d) as EventRecord,
+      );
     });
+  }
+
+  putEventType(record: EventTypeRecord): Promise<void> {
+    return this.run(() => void this.stmt.putEventType.run(record.event_type, JSON.stringify(record)));
+  }
+
+  getEventType(eventType: string): Promise<EventTypeRecord | null> {
+    return this.run(() => parse<EventTypeRecord>(this.stmt.getEventType.get(eventType)));
+  }
+
+  listEventTypes(): Promise<EventTypeRecord[]> {
+    return this.run(() =>
+      (this.stmt.listEventTypes.all() as string[]).map((d) => JSON.parse(d) as EventTypeRecord),
+    );
+  }
+
+  deleteEventType(eventType: string): Promise<boolean> {
+    return this.run(() => this.stmt.deleteEventType.run(eventType).changes > 0);
+  }
+
+  putRejected(record: RejectedRecord): Promise<void> {
+    return this.run(
+      () =>
+        void this.stmt.putRejected.run(
+          record.id,
+          record.time,
+          record.source_id,
+          JSON.stringify(record.event_types),
+          JSON.stringify(record),
+        ),
+    );
+  }
+
+  getRejected(id: string): Promise<RejectedRecord | null> {
+    return this.run(() => parse<RejectedRecord>(this.stmt.getRejected.get(id)));
+  }
+
+  listRejected(
+    filter: RejectedFilter,
+    limit: number,
+    after: EventPosition | null,
+  ): Promise<RejectedRecord[]> {
+    return this.run(() => {
+      const conditions: [string, unknown][] = [];
+      if (filter.sourceId !== undefined) conditions.push(['source_id = ?', filter.sourceId]);
+      if (filter.eventType !== undefined) {
+        conditions.push([
+          'EXISTS (SELECT 1 FROM json_each(rejected.event_types) WHERE value = ?)',
+          filter.eventType,
+        ]);
+      }
+      return this.page('rejected', 'time', conditions, limit, after).map(
+        (d) => JSON.parse(d) as RejectedRecord,
+      );
+    });
+  }
+
+  deleteRejected(id: string): Promise<boolean> {
+    return this.run(() => this.stmt.deleteRejected.run(id).changes > 0);
+  }
+
+  pruneRejected(before: string, keep: number): Promise<number> {
+    return this.run(
+      () => this.stmt.pruneRejectedAge.run(before).changes + this.stmt.pruneRejectedCount.run(keep).changes,
+    );
   }
 
   eraseProfile(id: string): Promise<ErasedCounts | null> {

@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { defaultConfig } from '../src/config.js';
+import type { AppConfig } from '../src/services.js';
+import type { Store } from '../src/storage/store.js';
+
+export const TOKEN = 'test-token';
+export const AUTH = { authorization: `Bearer ${TOKEN}` };
+
+export interface Service {
+  app: FastifyInstance;
+  config: AppConfig;
+  dataDir: string;
+  /** POST with a JSON body (a string is sent as it is). */
+  post(url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** GET with the management token. */
+  get(url: string): Promise<LightMyRequestResponse>;
+  /** Management request with the token. */
+  manage(method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown): Promise<LightMyRequestResponse>;
+  /** Creates an event source (enabled by default) and returns its record. */
+  createSource(input?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = 'collector-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Builds the real app on a fresh data folder (or the given one) with the embedded store by default. */
+export async function startService(
+  overrides: Partial<AppConfig> = {},
+  options: { store?: Store; keepDataDir?: boolean } = {},
+): Promise<Service> {
+  const dataDir = overrides.dataDir ?? tempDir();
+  const config: AppConfig = { ...defaultConfig({ dataDir, logLevel: 'silent' }), apiToken: TOKEN, ...overrides };
+  const app = await buildApp({ config, store: options.store, logger: false });
+  const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, body: unknown, headers: Record<string, string>) =>
+    app.inject({
+      method,
+      url,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  return {
+    app,
+    config,
+    dataDir,
+    post: (url, body, headers = {}) => inject('POST', url, body, headers),
+    get: (url) => inject('GET', url, undefined, AUTH),
+    manage: (method, url, body) => inject(method, url, body, AUTH),
+    async createSource(input = {}) {
+      const res = await inject('POST', '/event-source', { id: 'src-1', name: 'Test', ...input }, AUTH);
+      if (res.statusCode !== 200) throw new Error(`createSource: ${res.statusCode} ${res.body}`);
+      return res.json();
+    },
+    async close() {
+      await app.close();
+      if (!options.keepDataDir && overrides.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A minimal valid tracker payload. */
+export function payload(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    source: { id: 'src-1' },
+    session: { id: `session-${Math.random().toString(36).slice(2)}` },
+    events: [{ type: 'page-view', properties: { path: '/' } }],
+    ...overrides,
+  };
+}
