@@ -5,11 +5,21 @@ import { Ajv } from 'ajv';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { CursorCodec } from './domain/paging.js';
+import { Quarantine } from './domain/quarantine.js';
 import { SourceCache } from './domain/sources.js';
+import { EventValidator } from './domain/validation/validator.js';
 import { errors } from './errors.js';
 import { errorHandler } from './http/error-handler.js';
 import { registerJsonBody } from './http/json-body.js';
-import { errorBody, eventRecord, eventSource, profileRecord, sessionRecord } from './http/schemas.js';
+import {
+  errorBody,
+  eventRecord,
+  eventSource,
+  eventTypeRecord,
+  profileRecord,
+  rejectedRecord,
+  sessionRecord,
+} from './http/schemas.js';
 import healthRoutes from './routes/health.js';
 import managementRoutes from './routes/management.js';
 import trackingRoutes from './routes/tracking.js';
@@ -55,8 +65,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   app.addHook('onClose', async () => store.close());
 
-  for (const schema of [errorBody, eventSource, eventRecord, sessionRecord, profileRecord])
-    app.addSchema(schema);
+  const shared = [errorBody, eventSource, eventRecord, sessionRecord, profileRecord, eventTypeRecord, rejectedRecord];
+  for (const schema of shared) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -72,13 +82,21 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  const clock = () => new Date();
   const services: Services = {
     config,
     store,
     sources: new SourceCache(store, config.sourceTtlSec),
     locks: new KeyedLock(),
+    validator: new EventValidator(store, config.validatorTtlSec),
+    quarantine: new Quarantine(
+      store,
+      { maxAgeDays: config.rejectedMaxAgeDays, maxCount: config.rejectedMaxCount },
+      clock,
+      randomUUID,
+    ),
     cursors: new CursorCodec(config.apiToken),
-    clock: () => new Date(),
+    clock,
     newId: randomUUID,
   };
   await app.register(healthRoutes, { services });

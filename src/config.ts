@@ -22,6 +22,10 @@ export interface Config {
   sync: 'normal' | 'full';
   /** Most write sets waiting for a commit; past it requests get 503 with Retry-After. */
   writeQueueLimit: number;
+  /** Rejected requests older than this many days are deleted from the quarantine. */
+  rejectedMaxAgeDays: number;
+  /** The quarantine keeps at most this many rejected requests (the newest). */
+  rejectedMaxCount: number;
   logLevel: string;
   /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
   accessLog: boolean;
@@ -47,6 +51,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     debug: true,
     sync: 'normal',
     writeQueueLimit: 20_000,
+    rejectedMaxAgeDays: 30,
+    rejectedMaxCount: 100_000,
     logLevel: 'info',
     accessLog: false,
     ...overrides,
@@ -102,6 +108,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     debug: flag(env, 'TRACK_DEBUG', base.debug),
     sync,
     writeQueueLimit: integer(env, 'TRACK_WRITE_QUEUE', base.writeQueueLimit, 1),
+    rejectedMaxAgeDays: integer(env, 'TRACK_REJECTED_MAX_AGE_DAYS', base.rejectedMaxAgeDays, 1),
+    rejectedMaxCount: integer(env, 'TRACK_REJECTED_MAX_COUNT', base.rejectedMaxCount, 1),
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
     accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
   });

@@ -1,6 +1,8 @@
 import type { Config } from './config.js';
 import type { CursorCodec } from './domain/paging.js';
 import type { KeyedLock } from './domain/keyed-lock.js';
+import type { Quarantine } from './domain/quarantine.js';
+import type { EventValidator } from './domain/validation/validator.js';
 import type { SourceCache } from './domain/sources.js';
 import type { Store } from './storage/store.js';
 
@@ -13,6 +15,8 @@ export interface Services {
   store: Store;
   sources: SourceCache;
   locks: KeyedLock;
+  validator: EventValidator;
+  quarantine: Quarantine;
   cursors: CursorCodec;
   clock: () => Date;
   newId: () => string;

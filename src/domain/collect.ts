@@ -1,6 +1,8 @@
 import type { Store } from '../storage/store.js';
 import type { EventRecord, JsonObject } from './records.js';
+import type { Quarantine } from './quarantine.js';
 import type { SourceCache } from './sources.js';
+import { ValidationRejected, type EventValidator } from './validation/validator.js';
 
 export interface CollectRequest {
   eventType: string;
@@ -12,6 +14,9 @@ export interface CollectRequest {
 export interface CollectDeps {
   store: Store;
   sources: SourceCache;
+  validator: EventValidator;
+  /** Where requests refused by validation are kept; absent when replaying from it. */
+  quarantine?: Quarantine;
   clock: () => Date;
   newId: () => string;
 }
@@ -39,6 +44,23 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
       profile_less: true,
     },
   };
+  try {
+    await deps.validator.check({ events: [event], session: null, profile: null });
+  } catch (error) {
+    if (error instanceof ValidationRejected && deps.quarantine) {
+      await deps.quarantine.record(
+        {
+          endpoint: 'collect',
+          source_id: source.id,
+          session_id: null,
+          event_types: [event.type],
+          request: { body: request.properties, event_type: request.eventType, ip: request.ip },
+        },
+        error,
+      );
+    }
+    throw error;
+  }
   if (!source.transitional) await deps.store.commit({ events: [event] });
   return { source: { consent: source.consent }, event: { id: event.id } };
 }

@@ -141,5 +141,5 @@ export interface RejectedRecord {
   detail: string;
   errors: ValidationFailure[];
   /** What the endpoint received: the body, and the query/path values that shaped it. */
-  request: { body: unknown; profile_less?: boolean; event_type?: string };
+  request: { body: unknown; profile_less?: boolean; event_type?: string; ip?: string | null };
 }

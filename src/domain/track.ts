@@ -6,8 +6,10 @@ import { resolveIdentity, transientIdentity } from './identity.js';
 import type { KeyedLock } from './keyed-lock.js';
 import { deepMerge } from './merge.js';
 import type { EventRecord, EventSource, JsonObject, ProfileRecord, WriteSet } from './records.js';
+import type { Quarantine } from './quarantine.js';
 import type { SourceCache } from './sources.js';
 import { Trace } from './trace.js';
+import { ValidationRejected, type EventValidator } from './validation/validator.js';
 
 export interface EventInput {
   type: string;
@@ -37,6 +39,9 @@ export interface TrackDeps {
   store: Store;
   sources: SourceCache;
   locks: KeyedLock;
+  validator: EventValidator;
+  /** Where requests refused by validation are kept; absent when replaying from it. */
+  quarantine?: Quarantine;
   /** False when the service is configured to ignore `options.debugger`. */
   debugAllowed: boolean;
   clock: () => Date;
@@ -140,8 +145,24 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
   trace.step('source');
 
   const run = () => resolveAndCommit(deps, request, source, options, trace);
-  const outcome = source.transitional ? await run() : await deps.locks.run(payload.session.id, run);
-  return respond(request, source, options, outcome, trace);
+  try {
+    const outcome = source.transitional ? await run() : await deps.locks.run(payload.session.id, run);
+    return respond(request, source, options, outcome, trace);
+  } catch (error) {
+    if (error instanceof ValidationRejected && deps.quarantine) {
+      await deps.quarantine.record(
+        {
+          endpoint: 'track',
+          source_id: source.id,
+          session_id: payload.session.id,
+          event_types: [...new Set(payload.events.map((e) => e.type))],
+          request: { body: payload, profile_less: request.profileLess, ip: request.ip },
+        },
+        error,
+      );
+    }
+    throw error;
+  }
 }
 
 interface Outcome {
@@ -185,6 +206,15 @@ async function resolveAndCommit(
       trace,
     );
     trace.step('events');
+
+    const checked = await deps.validator.check({
+      events: events.records,
+      session: identity.session,
+      profile: identity.profile,
+    });
+    for (const e of trace.events) if (checked.has(e.type)) e.validation = 'passed';
+    trace.log('info', 'validation', checked.size > 0 ? `validated: ${[...checked].join(', ')}` : 'no schema applies');
+    trace.step('validation');
 
     const writeSet: WriteSet = {
       session: options.saveSession ? identity.sessionWrite : undefined,

@@ -248,3 +248,77 @@ export const idParam = {
 export function errorResponses(...codes: number[]): Record<number, unknown> {
   return Object.fromEntries(codes.map((code) => [code, { $ref: 'Error#' }]));
 }
+
+const jsonSchemaMap = {
+  type: 'object',
+  description: 'Target expression (`event@properties`, `session@context.page`, `profile@...`) → JSON Schema',
+  additionalProperties: { type: ['object', 'boolean'] },
+} as const;
+
+export const eventTypeRecord = {
+  $id: 'EventType',
+  type: 'object',
+  properties: {
+    event_type: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    tags: { type: 'array', items: { type: 'string' } },
+    validation: {
+      type: 'object',
+      properties: {
+        enabled: { type: 'boolean' },
+        json_schema: { type: 'object', additionalProperties: true },
+      },
+    },
+  },
+} as const;
+
+export const eventTypeInput = {
+  type: 'object',
+  required: ['event_type'],
+  properties: {
+    event_type: eventType,
+    name: { type: 'string', maxLength: 255 },
+    description: { type: 'string', maxLength: 4096 },
+    tags: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 255 } },
+    validation: {
+      type: ['object', 'null'],
+      properties: { enabled: { type: 'boolean' }, json_schema: jsonSchemaMap },
+    },
+  },
+} as const;
+
+export const validationFailure = {
+  type: 'object',
+  properties: {
+    event: { type: 'integer' },
+    type: { type: 'string' },
+    target: { type: 'string' },
+    reason: { type: 'string' },
+  },
+} as const;
+
+export const rejectedRecord = {
+  $id: 'Rejected',
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    time: { type: 'string', format: 'date-time' },
+    endpoint: { type: 'string', enum: ['track', 'collect'] },
+    source_id: { type: 'string' },
+    session_id: { type: ['string', 'null'] },
+    event_types: { type: 'array', items: { type: 'string' } },
+    detail: { type: 'string' },
+    errors: { type: 'array', items: validationFailure },
+    request: {
+      type: 'object',
+      description: 'what the endpoint received: the body, and the query/path values that shaped it',
+      properties: {
+        body: {},
+        profile_less: { type: 'boolean' },
+        event_type: { type: 'string' },
+        ip: { type: ['string', 'null'] },
+      },
+    },
+  },
+} as const;

@@ -1,12 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { bearerAuth } from '../http/auth.js';
 import type { RouteOptions } from '../services.js';
+import eventManagementRoutes from './event-management.js';
 import eventSourceRoutes from './event-sources.js';
 import recordRoutes from './records.js';
+import rejectedRoutes from './rejected.js';
 
 /** Everything behind the management token (contract §7). */
 export default async function managementRoutes(app: FastifyInstance, options: RouteOptions) {
   app.addHook('onRequest', bearerAuth(options.services.config.apiToken));
   await app.register(eventSourceRoutes, options);
   await app.register(recordRoutes, options);
+  await app.register(eventManagementRoutes, options);
+  await app.register(rejectedRoutes, options);
 }

@@ -1,0 +1,23 @@
+import type { EventTypeRecord, JsonObject } from './records.js';
+
+export interface EventTypeInput {
+  event_type: string;
+  name?: string;
+  description?: string;
+  tags?: string[];
+  validation?: { enabled?: boolean; json_schema?: Record<string, JsonObject> } | null;
+}
+
+/** The stored record for an add-or-replace request (contract §5.1): saving replaces the whole record. */
+export function eventTypeFromInput(input: EventTypeInput): EventTypeRecord {
+  return {
+    event_type: input.event_type,
+    name: input.name ?? input.event_type,
+    description: input.description ?? '',
+    tags: input.tags ?? [],
+    validation: {
+      enabled: input.validation?.enabled ?? true,
+      json_schema: input.validation?.json_schema ?? {},
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { DetailItem } from '../../errors.js';
+import { errors } from '../../errors.js';
+import type { EventTypeRecord } from '../records.js';
+import { parseTarget, type Target } from './targets.js';
+
+// ajv-formats is CommonJS: its function is the default export's default under ESM interop.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
+
+export interface CompiledTarget extends Target {
+  validate: ValidateFunction;
+}
+
+export interface CompiledEventType {
+  record: EventTypeRecord;
+  targets: CompiledTarget[];
+}
+
+const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+const AJV_OPTIONS: Options = { allErrors: false, strict: false, validateFormats: true };
+
+/** A $ref or $dynamicRef that leaves the schema (anything not starting with '#'), if any. */
+function findRemoteRef(schema: unknown): string | null {
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (Array.isArray(node)) stack.push(...node);
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (
+          (key === '$ref' || key === '$dynamicRef') &&
+          typeof value === 'string' &&
+          !value.startsWith('#')
+        ) {
+          return value;
+        }
+        stack.push(value);
+      }
+    }
+  }
+  return null;
+}
+
+function newAjv(schema: unknown): Ajv | string {
+  const declared =
+    schema !== null && typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
+  let ajv: Ajv;
+  if (declared === undefined || (typeof declared === 'string' && DRAFT_2020.test(declared))) {
+    ajv = new Ajv2020(AJV_OPTIONS);
+  } else if (typeof declared === 'string' && DRAFT_07.test(declared)) {
+    ajv = new Ajv(AJV_OPTIONS);
+  } else {
+    return `unsupported $schema ${JSON.stringify(declared)}: use draft 2020-12 or draft-07`;
+  }
+  addFormats(ajv);
+  return ajv;
+}
+
+/**
+ * Compiles every target of a record once. Malformed keys, invalid schemas, unsupported drafts and
+ * references outside the schema are 422s naming the key (contract §5.2); nothing is ever fetched.
+ */
+export function compileEventType(record: EventTypeRecord): CompiledEventType {
+  const problems: DetailItem[] = [];
+  const targets: CompiledTarget[] = [];
+  for (const [key, schema] of Object.entries(record.validation.json_schema)) {
+    const loc = ['body', 'validation', 'json_schema', key];
+    const target = parseTarget(key);
+    if (typeof target === 'string') {
+      problems.push({ loc, msg: `invalid target \`${key}\`: ${target}`, type: 'value_error.target' });
+      continue;
+    }
+    if (
+      typeof schema !== 'boolean' &&
+      (schema === null || typeof schema !== 'object' || Array.isArray(schema))
+    ) {
+      problems.push({
+        loc,
+        msg: `schema of \`${key}\` must be a JSON Schema object`,
+        type: 'value_error.schema',
+      });
+      continue;
+    }
+    const remote = findRemoteRef(schema);
+    if (remote !== null) {
+      problems.push({
+        loc,
+        msg: `schema of \`${key}\` references \`${remote}\` outside itself; remote references are not fetched`,
+        type: 'value_error.schema.remote_ref',
+      });
+      continue;
+    }
+    const ajv = newAjv(schema);
+    if (typeof ajv === 'string') {
+      problems.push({ loc, msg: `schema of \`${key}\`: ${ajv}`, type: 'value_error.schema' });
+      continue;
+    }
+    try {
+      // The draft is chosen by the Ajv class; `$schema` itself is dropped so http/https spellings agree.
+      const body = typeof schema === 'boolean' ? schema : { ...(schema as Record<string, unknown>) };
+      if (typeof body === 'object') delete body.$schema;
+      targets.push({ ...target, validate: ajv.compile(body) });
+    } catch (error) {
+      const reason = (error as Error).message.split('\n')[0];
+      problems.push({ loc, msg: `schema of \`${key}\` is invalid: ${reason}`, type: 'value_error.schema' });
+    }
+  }
+  if (problems.length > 0) throw errors.invalidMany(problems);
+  return { record, targets };
+}
+
+/** One-line reason of contract §5.3 for the first Ajv error. */
+export function reasonOf(error: ErrorObject | undefined): string {
+  if (!error) return 'is invalid';
+  if (error.keyword === 'required') return `'${String(error.params.missingProperty)}' is a required property`;
+  const message = (error.message ?? 'is invalid').replace(/\s+/g, ' ');
+  return error.instancePath ? `${error.instancePath} ${message}` : message;
+}

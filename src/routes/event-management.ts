@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../errors.js';
+import { eventTypeFromInput, type EventTypeInput } from '../domain/event-types.js';
+import { assertCompilable } from '../domain/validation/validator.js';
+import { deletedOne, errorResponses, eventType, eventTypeInput, listOf } from '../http/schemas.js';
+import type { RouteOptions } from '../services.js';
+
+const tags = ['validation schemas'];
+const record = { $ref: 'EventType#' };
+const typeParam = {
+  type: 'object',
+  properties: { event_type: eventType },
+  required: ['event_type'],
+} as const;
+
+export default async function eventManagementRoutes(app: FastifyInstance, { services }: RouteOptions) {
+  const { store, validator } = services;
+
+  app.post<{ Body: EventTypeInput }>(
+    '/event/management',
+    {
+      schema: {
+        tags,
+        summary: 'Add or replace the metadata and validation schema of an event type',
+        description:
+          'Every key of validation.json_schema must be a target (`event|session|profile@path` or `@...`) and every value a JSON Schema (draft 2020-12, or draft-07 by $schema) without remote references; otherwise 422 naming the key.',
+        body: eventTypeInput,
+        response: { 200: record, ...errorResponses(400, 401, 422, 503) },
+      },
+    },
+    async (request) => {
+      const stored = eventTypeFromInput(request.body);
+      assertCompilable(stored);
+      await store.putEventType(stored);
+      validator.invalidate(stored.event_type);
+      return stored;
+    },
+  );
+
+  app.get(
+    '/event/management',
+    {
+      schema: {
+        tags,
+        summary: 'List event types with their validation schemas',
+        response: { 200: listOf(record), ...errorResponses(401, 503) },
+      },
+    },
+    async () => {
+      const result = await store.listEventTypes();
+      return { total: result.length, result };
+    },
+  );
+
+  app.get<{ Params: { event_type: string } }>(
+    '/event/management/:event_type',
+    {
+      schema: {
+        tags,
+        summary: 'One event type with its validation schema',
+        params: typeParam,
+        response: { 200: record, ...errorResponses(401, 404, 503) },
+      },
+    },
+    async (request) => {
+      const found = await store.getEventType(request.params.event_type);
+      if (!found) throw errors.notFound('Event type', request.params.event_type);
+      return found;
+    },
+  );
+
+  app.delete<{ Params: { event_type: string } }>(
+    '/event/management/:event_type',
+    {
+      schema: {
+        tags,
+        summary: 'Delete the metadata and validation schema of an event type',
+        params: typeParam,
+        response: { 200: deletedOne, ...errorResponses(401, 404, 503) },
+      },
+    },
+    async (request) => {
+      const deleted = await store.deleteEventType(request.params.event_type);
+      validator.invalidate(request.params.event_type);
+      if (!deleted) throw errors.notFound('Event type', request.params.event_type);
+      return { deleted: 1 };
+    },
+  );
+}

@@ -1,0 +1,121 @@
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../errors.js';
+import { collect } from '../domain/collect.js';
+import type { JsonObject } from '../domain/records.js';
+import { track, type TrackPayload } from '../domain/track.js';
+import {
+  collectResponse,
+  errorResponses,
+  eventType,
+  idParam,
+  idString,
+  trackResponse,
+} from '../http/schemas.js';
+import type { RouteOptions } from '../services.js';
+
+const tags = ['rejected events'];
+
+interface RejectedQuery {
+  event_type?: string;
+  source_id?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export default async function rejectedRoutes(app: FastifyInstance, { services }: RouteOptions) {
+  const { store, cursors } = services;
+  // Replays run the same pipelines as the endpoints, without quarantining again.
+  const replayDeps = { ...services, quarantine: undefined, debugAllowed: services.config.debug };
+
+  app.get<{ Querystring: RejectedQuery }>(
+    '/event/rejected',
+    {
+      schema: {
+        tags,
+        summary: 'Requests refused by validation, newest first, paged by cursor',
+        querystring: {
+          type: 'object',
+          properties: {
+            event_type: eventType,
+            source_id: idString,
+            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
+            cursor: { type: 'string', maxLength: 1024 },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              result: { type: 'array', items: { $ref: 'Rejected#' } },
+              next: { type: ['string', 'null'] },
+            },
+          },
+          ...errorResponses(401, 422, 503),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const after = q.cursor === undefined ? null : cursors.decode(q.cursor);
+      const page = await store.listRejected(
+        { eventType: q.event_type, sourceId: q.source_id },
+        q.limit + 1,
+        after,
+      );
+      const result = page.slice(0, q.limit);
+      const last = result[result.length - 1];
+      const next = page.length > q.limit && last ? cursors.encode({ insert: last.time, id: last.id }) : null;
+      return { result, next };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/event/rejected/:id',
+    {
+      schema: {
+        tags,
+        summary: 'One rejected request with its failures and original payload',
+        params: idParam,
+        response: { 200: { $ref: 'Rejected#' }, ...errorResponses(401, 404, 503) },
+      },
+    },
+    async (request) => {
+      const found = await store.getRejected(request.params.id);
+      if (!found) throw errors.notFound('Rejected request', request.params.id);
+      return found;
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/event/rejected/:id/replay',
+    {
+      schema: {
+        tags,
+        summary: 'Run a rejected request through its endpoint again',
+        description:
+          'Answers as /track or /collect would. Once accepted, the record is removed; a request that fails again stays and the 406 lists the current failures.',
+        params: idParam,
+        response: {
+          200: { anyOf: [trackResponse, collectResponse] },
+          ...errorResponses(401, 404, 406, 503),
+        },
+      },
+    },
+    async (request) => {
+      const found = await store.getRejected(request.params.id);
+      if (!found) throw errors.notFound('Rejected request', request.params.id);
+      const { body, profile_less, event_type, ip = null } = found.request;
+      const answer =
+        found.endpoint === 'track'
+          ? await track(replayDeps, { payload: body as TrackPayload, profileLess: profile_less === true, ip })
+          : await collect(replayDeps, {
+              eventType: event_type ?? found.event_types[0] ?? '',
+              sourceId: found.source_id,
+              properties: body as JsonObject,
+              ip,
+            });
+      await store.deleteRejected(found.id);
+      return answer;
+    },
+  );
+}
