@@ -252,7 +252,7 @@ export function errorResponses(...codes: number[]): Record<number, unknown> {
 const jsonSchemaMap = {
   type: 'object',
   description: 'Target expression (`event@properties`, `session@context.page`, `profile@...`) → JSON Schema',
-  additionalProperties: { type: ['object', 'boolean'] },
+  additionalProperties: { description: 'a JSON Schema (object or boolean)' },
 } as const;
 
 export const eventTypeRecord = {
