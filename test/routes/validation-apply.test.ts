@@ -257,3 +257,52 @@ describe('validation applied to /track and /collect (contract §5.3)', () => {
     );
   });
 });
+
+describe('regular expressions in schemas run in linear time', () => {
+  test('a catastrophic pattern on a long input answers at once instead of stalling', async (t) => {
+    const service = await startService();
+    t.after(() => service.close());
+    await service.createSource();
+    await schema(service, 'search', {
+      'event@properties': {
+        type: 'object',
+        properties: { q: { type: 'string', pattern: '^(a+)+$' } },
+        patternProperties: { '^(x|x)+$': { type: 'number' } },
+      },
+    });
+    // With a backtracking engine each of these would take longer than the test timeout.
+    const hostile = 'a'.repeat(50_000) + '!';
+    const res = await service.post(
+      '/track',
+      payload({ events: [{ type: 'search', properties: { q: hostile } }] }),
+    );
+    assert.equal(res.statusCode, 406);
+    assert.match(res.json().detail, /\/q must match pattern/);
+    const key = 'x'.repeat(5_000) + 'y';
+    const ok = await service.post(
+      '/track',
+      payload({ events: [{ type: 'search', properties: { [key]: 'text' } }] }),
+    );
+    assert.equal(ok.statusCode, 200, 'a key the pattern does not match is not constrained');
+    const matched = await service.post(
+      '/track',
+      payload({ events: [{ type: 'search', properties: { xxx: 'text' } }] }),
+    );
+    assert.equal(matched.statusCode, 406);
+  });
+
+  test('patterns the linear engine cannot run (lookaround, backreferences) are refused on save', async (t) => {
+    const service = await startService();
+    t.after(() => service.close());
+    for (const pattern of ['(?=a)b', '(a)\\1']) {
+      const res = await service.manage('POST', '/event/management', {
+        event_type: 'x',
+        validation: {
+          json_schema: { 'event@properties': { type: 'object', properties: { a: { pattern } } } },
+        },
+      });
+      assert.equal(res.statusCode, 422, pattern);
+      assert.deepEqual(res.json().detail[0].loc, ['body', 'validation', 'json_schema', 'event@properties']);
+    }
+  });
+});

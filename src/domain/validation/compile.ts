@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { RE2JS } from 're2js';
 import type { DetailItem } from '../../errors.js';
 import { errors } from '../../errors.js';
 import type { EventTypeRecord } from '../records.js';
@@ -22,7 +23,25 @@ export interface CompiledEventType {
 
 const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
-const AJV_OPTIONS: Options = { allErrors: false, strict: false, validateFormats: true };
+/**
+ * `pattern` and `patternProperties` run on RE2 (linear time), so no schema can stall the collector
+ * with a catastrophic regular expression. Patterns RE2 cannot express (lookaround, backreferences)
+ * are refused when the schema is saved.
+ */
+const linearRegExp = Object.assign(
+  (pattern: string) => {
+    const compiled = RE2JS.compile(pattern);
+    // Ajv keys compiled patterns by their string form: it must name the pattern.
+    return { test: (text: string) => compiled.test(text), toString: () => `re2:${pattern}` };
+  },
+  { code: 'linearRegExp' },
+);
+const AJV_OPTIONS: Options = {
+  allErrors: false,
+  strict: false,
+  validateFormats: true,
+  code: { regExp: linearRegExp },
+};
 
 /** A $ref or $dynamicRef that leaves the schema (anything not starting with '#'), if any. */
 function findRemoteRef(schema: unknown): string | null {
