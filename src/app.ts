@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
+import helmet from '@fastify/helmet';
 import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { CursorCodec } from './domain/paging.js';
 import { Quarantine } from './domain/quarantine.js';
+import { SourceRateLimiter } from './domain/rate-limit.js';
 import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
 import { errors } from './errors.js';
@@ -20,6 +22,7 @@ import {
   rejectedRecord,
   sessionRecord,
 } from './http/schemas.js';
+import { Metrics } from './metrics.js';
 import healthRoutes from './routes/health.js';
 import managementRoutes from './routes/management.js';
 import trackingRoutes from './routes/tracking.js';
@@ -65,7 +68,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   app.addHook('onClose', async () => store.close());
 
-  const shared = [errorBody, eventSource, eventRecord, sessionRecord, profileRecord, eventTypeRecord, rejectedRecord];
+  const shared = [
+    errorBody,
+    eventSource,
+    eventRecord,
+    sessionRecord,
+    profileRecord,
+    eventTypeRecord,
+    rejectedRecord,
+  ];
   for (const schema of shared) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
@@ -80,7 +91,25 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The documentation pages get security headers; the tracking hot path does not pay for them.
+  await app.register(async (docs) => {
+    await docs.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+    await docs.register(helmet, (instance) => {
+      const csp = (instance as unknown as { swaggerCSP: { script: string[]; style: string[] } }).swaggerCSP;
+      return {
+        contentSecurityPolicy: {
+          directives: {
+            defaultSrc: ["'self'"],
+            imgSrc: ["'self'", 'data:'],
+            scriptSrc: ["'self'", ...csp.script],
+            styleSrc: ["'self'", ...csp.style],
+            formAction: ["'self'"],
+            frameAncestors: ["'none'"],
+          },
+        },
+      };
+    });
+  });
 
   const clock = () => new Date();
   const services: Services = {
@@ -95,10 +124,13 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       clock,
       randomUUID,
     ),
+    limiter: new SourceRateLimiter(config.rateLimit),
+    observer: new Metrics(store),
     cursors: new CursorCodec(config.apiToken),
     clock,
     newId: randomUUID,
   };
+  services.observer.register(app);
   await app.register(healthRoutes, { services });
   await app.register(trackingRoutes, { services });
   await app.register(managementRoutes, { services });

@@ -20,6 +20,8 @@ export interface Config {
   debug: boolean;
   /** `normal` survives a process crash; `full` also survives power loss (fsync per commit). */
   sync: 'normal' | 'full';
+  /** Default requests per second per event source (per process); 0 = unlimited. */
+  rateLimit: number;
   /** Most write sets waiting for a commit; past it requests get 503 with Retry-After. */
   writeQueueLimit: number;
   /** Rejected requests older than this many days are deleted from the quarantine. */
@@ -51,6 +53,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     debug: true,
     sync: 'normal',
     writeQueueLimit: 20_000,
+    rateLimit: 0,
     rejectedMaxAgeDays: 30,
     rejectedMaxCount: 100_000,
     logLevel: 'info',
@@ -108,6 +111,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     debug: flag(env, 'TRACK_DEBUG', base.debug),
     sync,
     writeQueueLimit: integer(env, 'TRACK_WRITE_QUEUE', base.writeQueueLimit, 1),
+    rateLimit: integer(env, 'TRACK_RATE_LIMIT', base.rateLimit, 0),
     rejectedMaxAgeDays: integer(env, 'TRACK_REJECTED_MAX_AGE_DAYS', base.rejectedMaxAgeDays, 1),
     rejectedMaxCount: integer(env, 'TRACK_REJECTED_MAX_COUNT', base.rejectedMaxCount, 1),
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,

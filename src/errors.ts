@@ -36,6 +36,10 @@ export const errors = {
   bodyTooLarge: (limit: number) => new HttpError(413, `Request body is larger than ${limit} bytes`),
   tooManyEvents: (limit: number, got: number) =>
     new HttpError(413, `Too many events in one request: ${got} (at most ${limit})`),
+  rateLimited: (sourceId: string, perSecond: number) =>
+    new HttpError(429, `Rate limit of ${perSecond} requests per second exceeded for source \`${sourceId}\``, {
+      'retry-after': '1',
+    }),
   storeUnavailable: (retryAfterSec = 1) =>
     new HttpError(503, 'Store unavailable, retry later', { 'retry-after': String(retryAfterSec) }),
   writeQueueFull: (retryAfterSec = 1) =>

@@ -2,7 +2,9 @@ import type { Config } from './config.js';
 import type { CursorCodec } from './domain/paging.js';
 import type { KeyedLock } from './domain/keyed-lock.js';
 import type { Quarantine } from './domain/quarantine.js';
+import type { SourceRateLimiter } from './domain/rate-limit.js';
 import type { EventValidator } from './domain/validation/validator.js';
+import type { Metrics } from './metrics.js';
 import type { SourceCache } from './domain/sources.js';
 import type { Store } from './storage/store.js';
 
@@ -17,6 +19,9 @@ export interface Services {
   locks: KeyedLock;
   validator: EventValidator;
   quarantine: Quarantine;
+  limiter: SourceRateLimiter;
+  /** Metrics; also the pipeline's observer. */
+  observer: Metrics;
   cursors: CursorCodec;
   clock: () => Date;
   newId: () => string;

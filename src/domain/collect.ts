@@ -1,6 +1,9 @@
 import type { Store } from '../storage/store.js';
 import type { EventRecord, JsonObject } from './records.js';
+import { commitWriteSet } from './commit.js';
+import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
+import type { SourceRateLimiter } from './rate-limit.js';
 import type { SourceCache } from './sources.js';
 import { ValidationRejected, type EventValidator } from './validation/validator.js';
 
@@ -15,6 +18,8 @@ export interface CollectDeps {
   store: Store;
   sources: SourceCache;
   validator: EventValidator;
+  limiter: SourceRateLimiter;
+  observer: PipelineObserver;
   /** Where requests refused by validation are kept; absent when replaying from it. */
   quarantine?: Quarantine;
   clock: () => Date;
@@ -28,7 +33,16 @@ export interface CollectResponse {
 
 /** POST /collect/{event_type}/{source_id} (contract §4): one profile-less event, no session or profile. */
 export async function collect(deps: CollectDeps, request: CollectRequest): Promise<CollectResponse> {
-  const source = await deps.sources.require(request.sourceId);
+  const source = await deps.sources.require(request.sourceId).catch((error: unknown) => {
+    deps.observer.eventsRejected(1, 'source');
+    throw error;
+  });
+  try {
+    deps.limiter.check(source);
+  } catch (error) {
+    deps.observer.eventsRejected(1, 'rate_limit');
+    throw error;
+  }
   const event: EventRecord = {
     id: deps.newId(),
     type: request.eventType,
@@ -47,8 +61,9 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
   try {
     await deps.validator.check({ events: [event], session: null, profile: null });
   } catch (error) {
-    if (error instanceof ValidationRejected && deps.quarantine) {
-      await deps.quarantine.record(
+    if (error instanceof ValidationRejected) {
+      deps.observer.eventsRejected(1, 'validation');
+      await deps.quarantine?.record(
         {
           endpoint: 'collect',
           source_id: source.id,
@@ -61,6 +76,7 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
     }
     throw error;
   }
-  if (!source.transitional) await deps.store.commit({ events: [event] });
+  if (!source.transitional) await commitWriteSet(deps.store, deps.observer, { events: [event] });
+  deps.observer.eventsAccepted(1);
   return { source: { consent: source.consent }, event: { id: event.id } };
 }

@@ -16,6 +16,8 @@ export interface EventSource {
   consent: boolean;
   returns_profile: boolean;
   tags: string[];
+  /** Requests per second this source may send (per process); absent or null: the global default. */
+  rate_limit?: number | null;
 }
 
 export interface EventRecord {

@@ -8,7 +8,7 @@ export type SourceInput = Partial<EventSource>;
 
 /** The stored record for a create-or-replace request: defaults of contract §6 for what is absent. */
 export function sourceFromInput(input: SourceInput): EventSource {
-  return {
+  const record: EventSource = {
     id: input.id ?? randomUUID(),
     type: input.type ?? 'rest',
     name: input.name ?? '',
@@ -19,6 +19,8 @@ export function sourceFromInput(input: SourceInput): EventSource {
     returns_profile: input.returns_profile ?? true,
     tags: input.tags ?? [],
   };
+  if (input.rate_limit !== undefined && input.rate_limit !== null) record.rate_limit = input.rate_limit;
+  return record;
 }
 
 /** Event sources as the tracking endpoints see them: cached, with the 401s of contract §3.3. */

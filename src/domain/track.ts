@@ -6,7 +6,10 @@ import { resolveIdentity, transientIdentity } from './identity.js';
 import type { KeyedLock } from './keyed-lock.js';
 import { deepMerge } from './merge.js';
 import type { EventRecord, EventSource, JsonObject, ProfileRecord, WriteSet } from './records.js';
+import { commitWriteSet } from './commit.js';
+import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
+import type { SourceRateLimiter } from './rate-limit.js';
 import type { SourceCache } from './sources.js';
 import { Trace } from './trace.js';
 import { ValidationRejected, type EventValidator } from './validation/validator.js';
@@ -40,6 +43,8 @@ export interface TrackDeps {
   sources: SourceCache;
   locks: KeyedLock;
   validator: EventValidator;
+  limiter: SourceRateLimiter;
+  observer: PipelineObserver;
   /** Where requests refused by validation are kept; absent when replaying from it. */
   quarantine?: Quarantine;
   /** False when the service is configured to ignore `options.debugger`. */
@@ -136,7 +141,17 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
   const { payload } = request;
   const options = optionsOf(payload);
   const trace = new Trace(options.debugger && deps.debugAllowed);
-  const source = await deps.sources.require(payload.source.id);
+  const eventCount = payload.events.length;
+  const source = await deps.sources.require(payload.source.id).catch((error: unknown) => {
+    deps.observer.eventsRejected(eventCount, 'source');
+    throw error;
+  });
+  try {
+    deps.limiter.check(source);
+  } catch (error) {
+    deps.observer.eventsRejected(eventCount, 'rate_limit');
+    throw error;
+  }
   trace.log(
     'info',
     'source',
@@ -147,10 +162,12 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
   const run = () => resolveAndCommit(deps, request, source, options, trace);
   try {
     const outcome = source.transitional ? await run() : await deps.locks.run(payload.session.id, run);
+    deps.observer.eventsAccepted(eventCount);
     return respond(request, source, options, outcome, trace);
   } catch (error) {
-    if (error instanceof ValidationRejected && deps.quarantine) {
-      await deps.quarantine.record(
+    if (error instanceof ValidationRejected) {
+      deps.observer.eventsRejected(eventCount, 'validation');
+      await deps.quarantine?.record(
         {
           endpoint: 'track',
           source_id: source.id,
@@ -213,7 +230,11 @@ async function resolveAndCommit(
       profile: identity.profile,
     });
     for (const e of trace.events) if (checked.has(e.type)) e.validation = 'passed';
-    trace.log('info', 'validation', checked.size > 0 ? `validated: ${[...checked].join(', ')}` : 'no schema applies');
+    trace.log(
+      'info',
+      'validation',
+      checked.size > 0 ? `validated: ${[...checked].join(', ')}` : 'no schema applies',
+    );
     trace.step('validation');
 
     const writeSet: WriteSet = {
@@ -225,7 +246,7 @@ async function resolveAndCommit(
       trace.log('info', 'store', 'nothing to store');
       return { identity, profile: identity.profile, sessionSaved: false, profileSaved: false, events: [] };
     }
-    const result = await deps.store.commit(writeSet);
+    const result = await commitWriteSet(deps.store, deps.observer, writeSet);
     trace.step('commit');
     if (result.ok) {
       const savedIds = new Set(events.saved.map((e) => e.id));

@@ -51,6 +51,10 @@ export const eventSource = {
     consent: { type: 'boolean' },
     returns_profile: { type: 'boolean' },
     tags: { type: 'array', items: { type: 'string' } },
+    rate_limit: {
+      type: 'integer',
+      description: 'requests per second (per process); absent: TRACK_RATE_LIMIT',
+    },
   },
   required: [
     'id',
@@ -78,6 +82,11 @@ export const eventSourceInput = {
     consent: { type: 'boolean' },
     returns_profile: { type: 'boolean' },
     tags: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 255 } },
+    rate_limit: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      description: 'requests per second this source may send (per process); null: TRACK_RATE_LIMIT',
+    },
   },
 } as const;
 

@@ -4,6 +4,7 @@ import type { RouteOptions } from '../services.js';
 import eventManagementRoutes from './event-management.js';
 import eventSourceRoutes from './event-sources.js';
 import recordRoutes from './records.js';
+import metricsRoutes from './metrics.js';
 import rejectedRoutes from './rejected.js';
 
 /** Everything behind the management token (contract §7). */
@@ -13,4 +14,5 @@ export default async function managementRoutes(app: FastifyInstance, options: Ro
   await app.register(recordRoutes, options);
   await app.register(eventManagementRoutes, options);
   await app.register(rejectedRoutes, options);
+  await app.register(metricsRoutes, { metrics: options.services.observer });
 }

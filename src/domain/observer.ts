@@ -1,0 +1,11 @@
+/** What the pipeline reports as it works (counted by src/metrics.ts). */
+export interface PipelineObserver {
+  /** Events of requests answered 200 (stored or not). */
+  eventsAccepted(count: number): void;
+  /** Events committed to the store. */
+  eventsStored(count: number): void;
+  /** Events of refused requests, by reason. */
+  eventsRejected(count: number, reason: 'validation' | 'source' | 'rate_limit'): void;
+  /** Seconds from handing a write set to the store until it was durable. */
+  commitDuration(seconds: number): void;
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PipelineObserver } from './domain/observer.js';
+import type { Store } from './storage/store.js';
+
+/**
+ * Prometheus metrics of one app (its own registry, so several apps can live in one process):
+ * requests by route and status, events accepted/rejected/stored, commit latency, write queue depth.
+ */
+export class Metrics implements PipelineObserver {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'collector_http_requests_total',
+    help: 'HTTP requests by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly events = new Counter({
+    name: 'collector_events_total',
+    help: 'Events by outcome: accepted (answered 200), stored (committed), rejected (by reason)',
+    labelNames: ['outcome', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly commits = new Histogram({
+    name: 'collector_commit_duration_seconds',
+    help: 'Time from handing a write set to the store until it is durable (includes group-commit wait)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  constructor(store: Store) {
+    new Gauge({
+      name: 'collector_write_queue_depth',
+      help: 'Write sets waiting for a commit',
+      registers: [this.registry],
+      collect() {
+        this.set(store.queueDepth);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: 'collector_' });
+  }
+
+  eventsAccepted(count: number): void {
+    this.events.inc({ outcome: 'accepted', reason: '' }, count);
+  }
+
+  eventsStored(count: number): void {
+    if (count > 0) this.events.inc({ outcome: 'stored', reason: '' }, count);
+  }
+
+  eventsRejected(count: number, reason: string): void {
+    this.events.inc({ outcome: 'rejected', reason }, count);
+  }
+
+  commitDuration(seconds: number): void {
+    this.commits.observe(seconds);
+  }
+
+  /** Counts every answered request by its route pattern (bounded label values). */
+  register(app: FastifyInstance): void {
+    app.addHook('onResponse', async (request, reply) => {
+      const route = request.routeOptions.url ?? '(unmatched)';
+      this.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    });
+  }
+}

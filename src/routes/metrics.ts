@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { errorResponses } from '../http/schemas.js';
+import type { Metrics } from '../metrics.js';
+
+export default async function metricsRoutes(app: FastifyInstance, { metrics }: { metrics: Metrics }) {
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['service'],
+        summary: 'Prometheus metrics (text exposition format)',
+        produces: ['text/plain'],
+        response: { 200: { type: 'string' }, ...errorResponses(401) },
+      },
+    },
+    async (_request, reply) => {
+      const text = await metrics.registry.metrics();
+      return reply.type(metrics.registry.contentType).send(text);
+    },
+  );
+}
