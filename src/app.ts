@@ -3,14 +3,19 @@ import swagger from '@fastify/swagger';
 import helmet from '@fastify/helmet';
 import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from 'fastify';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { CursorCodec } from './domain/paging.js';
 import { Quarantine } from './domain/quarantine.js';
 import { SourceRateLimiter } from './domain/rate-limit.js';
 import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
-import { errors } from './errors.js';
+import { errors, HttpError } from './errors.js';
 import { errorHandler } from './http/error-handler.js';
 import { registerJsonBody } from './http/json-body.js';
 import {
@@ -52,6 +57,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // Path parameters always reach their route, whose schema refuses what is too long (422).
+    routerOptions: { maxParamLength: 4096 },
+    frameworkErrors: (error, _request, reply) => {
+      const http =
+        error.code === 'FST_ERR_BAD_URL'
+          ? new HttpError(400, 'Malformed URL')
+          : new HttpError(400, error.message);
+      return (reply as FastifyReply).code(http.statusCode).send(http.body());
+    },
   });
 
   // Bodies are validated strictly (a string is not a boolean); query strings and paths are coerced.

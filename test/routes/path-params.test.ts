@@ -1,19 +1,4 @@
-/**
- * PENDING (not run): these fail because of src/app.ts, which is outside the test suite's reach.
- *
- * Fastify's default `maxParamLength` is 100 characters. Any path parameter longer than that is answered
- * by the router itself with 414 and Fastify's own body `{"error","code":"FST_ERR_MAX_PARAM_LENGTH",...}`:
- * - /collect/{event_type}/{source_id} refuses event types of 101-255 characters (contract §3.1 allows
- *   255) and source ids of 101-128 characters (§6 ids, `idString` allows 128);
- * - GET /session/{id} cannot read a session whose id has 101-128 characters although /track stored it;
- *   GET/DELETE /event-source/{id} cannot reach a source created with such an id;
- * - the 414 body has no `detail` (contract §8), nor does the 400 of a malformed URL (FST_ERR_BAD_URL).
- * Fix in src/app.ts: `routerOptions: { maxParamLength: 1024 }` (Fastify 5; or `maxParamLength`) and
- * `frameworkErrors` mapping FST_ERR_BAD_URL / FST_ERR_MAX_PARAM_LENGTH to the catalogue
- * (`{detail}`), e.g. a 422 naming the parameter or a 404.
- *
- * To enable: rename to path-params.test.ts.
- */
+/** Path parameters as long as the contract allows reach their routes; malformed URLs answer with a detail. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { payload, startService, type Service } from '../helpers.js';
