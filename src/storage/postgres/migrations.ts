@@ -1,0 +1,143 @@
+import pg from 'pg';
+import { clientConfig, translate, type ConnectionOptions } from './pool.js';
+
+/**
+ * Schema migrations of the PostgreSQL store, applied in order; the table `schema_migrations` records
+ * the versions (1-based index in this list) that ran.
+ *
+ * - Documents are `jsonb`. A document that jsonb cannot hold (a string with U+0000 or a lone UTF-16
+ *   surrogate, which JSON allows) is kept verbatim in `raw` (`json`) instead: exactly one of the two
+ *   is set.
+ * - The event type record is `json` (text kept as sent): its `json_schema` keys are checked in the
+ *   order they were saved, and jsonb would reorder them.
+ * - Ids compare byte-wise (`COLLATE "C"`), as in the embedded store, so "newest first, then by id"
+ *   is the same order everywhere; times are `timestamptz` (the documents keep the strings as given).
+ */
+export const migrations: string[] = [
+  `
+  CREATE TABLE sources (
+    id text COLLATE "C" PRIMARY KEY,
+    doc jsonb,
+    raw json,
+    CHECK ((doc IS NULL) <> (raw IS NULL))
+  );
+  CREATE TABLE profiles (
+    id text COLLATE "C" PRIMARY KEY,
+    doc jsonb,
+    raw json,
+    CHECK ((doc IS NULL) <> (raw IS NULL))
+  );
+  CREATE TABLE sessions (
+    id text COLLATE "C" PRIMARY KEY,
+    profile_id text COLLATE "C",
+    version integer NOT NULL,
+    doc jsonb,
+    raw json,
+    CHECK ((doc IS NULL) <> (raw IS NULL))
+  );
+  CREATE INDEX sessions_profile ON sessions (profile_id);
+  CREATE TABLE events (
+    id text COLLATE "C" PRIMARY KEY,
+    insert_time timestamptz NOT NULL,
+    type text COLLATE "C" NOT NULL,
+    source_id text COLLATE "C" NOT NULL,
+    session_id text COLLATE "C",
+    profile_id text COLLATE "C",
+    doc jsonb,
+    raw json,
+    CHECK ((doc IS NULL) <> (raw IS NULL))
+  );
+  CREATE INDEX events_time ON events (insert_time DESC, id DESC);
+  CREATE INDEX events_profile ON events (profile_id, insert_time DESC, id DESC);
+  CREATE INDEX events_session ON events (session_id, insert_time DESC, id DESC);
+  CREATE INDEX events_type ON events (type, insert_time DESC, id DESC);
+  CREATE INDEX events_source ON events (source_id, insert_time DESC, id DESC);
+  CREATE TABLE event_types (
+    event_type text COLLATE "C" PRIMARY KEY,
+    doc json NOT NULL
+  );
+  CREATE TABLE rejected (
+    id text COLLATE "C" PRIMARY KEY,
+    time timestamptz NOT NULL,
+    source_id text COLLATE "C" NOT NULL,
+    event_types text[] NOT NULL,
+    doc jsonb,
+    raw json,
+    CHECK ((doc IS NULL) <> (raw IS NULL))
+  );
+  CREATE INDEX rejected_time ON rejected (time DESC, id DESC);
+  CREATE INDEX rejected_source ON rejected (source_id, time DESC, id DESC);
+  CREATE INDEX rejected_event_types ON rejected USING gin (event_types);
+  `,
+];
+
+const LOCK_KEY = 'event-collector.schema_migrations';
+
+export interface MigrationState {
+  /** Versions applied by this call, in order. */
+  applied: number[];
+  /** Highest version the database is at now. */
+  version: number;
+}
+
+async function withClient<T>(options: ConnectionOptions, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client(clientConfig(options));
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await fn(client);
+  } catch (error) {
+    throw translate(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Applies the migrations the database lacks, in one transaction holding a transaction-level advisory
+ * lock (per schema): processes starting together wait for each other and each migration runs once.
+ */
+export function migrate(options: ConnectionOptions): Promise<MigrationState> {
+  return withClient(options, async (client) => {
+    await client.query('BEGIN');
+    try {
+      // Waiting for another process's migrations, or building an index, may take longer than a request.
+      await client.query('SET LOCAL statement_timeout = 0');
+      await client.query(
+        "SELECT pg_advisory_xact_lock(hashtext($1::text || ':' || coalesce(current_schema(), '')))",
+        [LOCK_KEY],
+      );
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+      const done = new Set(rows.map((r) => r.version));
+      const applied: number[] = [];
+      for (let i = 0; i < migrations.length; i++) {
+        const version = i + 1;
+        if (done.has(version)) continue;
+        await client.query(migrations[i]!);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
+        applied.push(version);
+      }
+      await client.query('COMMIT');
+      return { applied, version: Math.max(0, ...done, ...applied) };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+/** The versions this build knows that the database has not applied yet. */
+export function pendingMigrations(options: ConnectionOptions): Promise<number[]> {
+  return withClient(options, async (client) => {
+    const exists = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+    const done = new Set<number>();
+    if (exists.rows[0]?.present) {
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+      for (const r of rows) done.add(r.version);
+    }
+    return migrations.map((_, i) => i + 1).filter((v) => !done.has(v));
+  });
+}

@@ -1,0 +1,516 @@
+import type pg from 'pg';
+import type {
+  CommitResult,
+  EventRecord,
+  EventSource,
+  EventTypeRecord,
+  ProfileRecord,
+  RejectedRecord,
+  StoredSession,
+  WriteSet,
+} from '../../domain/records.js';
+import { applyVisit } from '../../domain/records.js';
+import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
+import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
+import { StoreUnavailableError } from '../store.js';
+import { migrate, pendingMigrations } from './migrations.js';
+import {
+  createPool,
+  inTransaction,
+  isConnectionLost,
+  isRetryable,
+  isUnavailable,
+  translate,
+  type ConnectionOptions,
+} from './pool.js';
+
+export interface PostgresOptions {
+  /** `postgres://…` connection string. */
+  url: string;
+  /** Most write sets waiting for a commit; past it `commit` rejects with WriteQueueFullError. */
+  writeQueueLimit: number;
+  /** Most connections of this process (default 10). */
+  poolSize?: number;
+  /** `open()` applies missing migrations (default). When false it only checks that none is missing. */
+  migrateOnStart?: boolean;
+  /** Longest wait for a connection, in ms (default 5000). */
+  connectTimeoutMs?: number;
+  /** Longest run of one statement, in ms (default 15000). */
+  statementTimeoutMs?: number;
+}
+
+/** Longest a health check waits for the database. */
+const PING_TIMEOUT_MS = 2000;
+/** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
+const RETRIES = 3;
+
+/** Thrown inside a write set's savepoint to undo just that write set. */
+class Conflict extends Error {
+  constructor(readonly kind: 'session' | 'profile') {
+    super(kind);
+  }
+}
+
+/**
+ * jsonb cannot hold U+0000 or a lone surrogate. JSON.stringify writes both as `\u` escapes (and every
+ * other character as itself), so this finds the documents to keep in the `json` column instead; a
+ * literal backslash followed by such text matches too, which only costs the jsonb form.
+ */
+const NOT_FOR_JSONB = /\\u(?:0000|d[89a-f])/i;
+
+/** The `[doc, raw]` column values of a document: exactly one is set. */
+function columns(value: unknown): [string | null, string | null] {
+  const text = JSON.stringify(value);
+  return NOT_FOR_JSONB.test(text) ? [null, text] : [text, null];
+}
+
+interface DocRow {
+  doc: unknown;
+  raw: unknown;
+}
+
+function docOf<T>(row: DocRow | undefined): T | null {
+  if (!row) return null;
+  return (row.doc ?? row.raw) as T;
+}
+
+const FILTER_COLUMNS: [keyof EventFilter, string][] = [
+  ['profileId', 'profile_id'],
+  ['sessionId', 'session_id'],
+  ['type', 'type'],
+  ['sourceId', 'source_id'],
+];
+
+/** Static statements, prepared once per connection (by name). */
+const SQL = {
+  putSource: {
+    name: 'put-source',
+    text: 'INSERT INTO sources (id, doc, raw) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, raw = excluded.raw',
+  },
+  getSource: { name: 'get-source', text: 'SELECT doc, raw FROM sources WHERE id = $1' },
+  listSources: { name: 'list-sources', text: 'SELECT doc, raw FROM sources ORDER BY id' },
+  deleteSource: { name: 'delete-source', text: 'DELETE FROM sources WHERE id = $1' },
+  getSession: { name: 'get-session', text: 'SELECT doc, raw, version FROM sessions WHERE id = $1' },
+  insertSession: {
+    name: 'insert-session',
+    text: 'INSERT INTO sessions (id, profile_id, version, doc, raw) VALUES ($1, $2, 1, $3, $4) ON CONFLICT (id) DO NOTHING',
+  },
+  updateSession: {
+    name: 'update-session',
+    text: 'UPDATE sessions SET profile_id = $2, doc = $3, raw = $4, version = version + 1 WHERE id = $1 AND version = $5',
+  },
+  getProfile: { name: 'get-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1' },
+  lockProfiles: {
+    name: 'lock-profiles',
+    text: 'SELECT id, doc, raw FROM profiles WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+  },
+  lockProfile: { name: 'lock-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1 FOR UPDATE' },
+  insertProfile: { name: 'insert-profile', text: 'INSERT INTO profiles (id, doc, raw) VALUES ($1, $2, $3)' },
+  updateProfile: { name: 'update-profile', text: 'UPDATE profiles SET doc = $2, raw = $3 WHERE id = $1' },
+  insertEvents: {
+    name: 'insert-events',
+    text: `INSERT INTO events (id, insert_time, type, source_id, session_id, profile_id, doc, raw)
+      SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::json[])`,
+  },
+  getEvent: { name: 'get-event', text: 'SELECT doc, raw FROM events WHERE id = $1' },
+  eraseSessionEvents: {
+    name: 'erase-session-events',
+    text: 'DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = $1)',
+  },
+  eraseProfileEvents: { name: 'erase-profile-events', text: 'DELETE FROM events WHERE profile_id = $1' },
+  eraseSessions: { name: 'erase-sessions', text: 'DELETE FROM sessions WHERE profile_id = $1' },
+  eraseProfile: { name: 'erase-profile', text: 'DELETE FROM profiles WHERE id = $1' },
+  putEventType: {
+    name: 'put-event-type',
+    text: 'INSERT INTO event_types (event_type, doc) VALUES ($1, $2) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
+  },
+  getEventType: { name: 'get-event-type', text: 'SELECT doc FROM event_types WHERE event_type = $1' },
+  listEventTypes: { name: 'list-event-types', text: 'SELECT doc FROM event_types ORDER BY event_type' },
+  deleteEventType: { name: 'delete-event-type', text: 'DELETE FROM event_types WHERE event_type = $1' },
+  putRejected: {
+    name: 'put-rejected',
+    text: 'INSERT INTO rejected (id, time, source_id, event_types, doc, raw) VALUES ($1, $2, $3, $4, $5, $6)',
+  },
+  getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
+  deleteRejected: { name: 'delete-rejected', text: 'DELETE FROM rejected WHERE id = $1' },
+  pruneRejected: {
+    name: 'prune-rejected',
+    text: `DELETE FROM rejected WHERE time < $1
+      OR (time, id) <= (SELECT time, id FROM rejected ORDER BY time DESC, id DESC OFFSET $2 LIMIT 1)`,
+  },
+} as const;
+
+type Statement = { name: string; text: string };
+
+/**
+ * The shared store: PostgreSQL through a connection pool. Writes go through group commit (one
+ * transaction per batch, a savepoint per write set); several collector processes may share the
+ * database: sessions are inserted if absent or updated at an expected version, and profile visits
+ * are applied on the row locked with SELECT … FOR UPDATE.
+ */
+export class PostgresStore implements Store {
+  private pool: pg.Pool | null = null;
+  private readonly committer: GroupCommitter<WriteSet, CommitResult>;
+  private readonly connection: ConnectionOptions;
+
+  constructor(private readonly options: PostgresOptions) {
+    this.connection = {
+      url: options.url,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
+    };
+    this.committer = new GroupCommitter((items) => this.writeBatch(items), options.writeQueueLimit);
+  }
+
+  async open(): Promise<void> {
+    if (this.options.migrateOnStart ?? true) {
+      await migrate(this.connection);
+    } else {
+      const pending = await pendingMigrations(this.connection);
+      if (pending.length > 0) {
+        throw new Error(
+          `the database lacks migrations ${pending.join(', ')}: run \`npm run migrate\` with this DATABASE_URL`,
+        );
+      }
+    }
+    this.pool = createPool({ ...this.connection, max: this.options.poolSize ?? 10 });
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    if (!pool) return;
+    await this.committer.drain();
+    this.pool = null;
+    await pool.end();
+  }
+
+  private get db(): pg.Pool {
+    if (!this.pool) throw new StoreUnavailableError('the store is not open');
+    return this.pool;
+  }
+
+  /** One statement on any connection of the pool; driver errors become StoreUnavailableError. */
+  private async query<R extends pg.QueryResultRow>(
+    statement: Statement | string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      const config = typeof statement === 'string' ? { text: statement } : statement;
+      return await this.db.query<R>({ ...config, values });
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await inTransaction(this.db, fn);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    const pool = this.pool;
+    if (!pool) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+    });
+    const answer = pool.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([answer, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  commit(writeSet: WriteSet): Promise<CommitResult> {
+    return this.committer.submit(writeSet);
+  }
+
+  get queueDepth(): number {
+    return this.committer.depth;
+  }
+
+  // ---- group commit ----
+
+  /**
+   * Writes a batch in one transaction, each write set in its own savepoint. The profiles the batch
+   * visits are locked first, in id order, so that batches of several processes cannot deadlock on
+   * them. A write set that loses a deadlock or serialization race on something else is retried alone
+   * after the batch; when the batch transaction itself fails for a reason other than an unreachable
+   * database, every write set is retried alone so that one bad write set cannot fail the others.
+   */
+  private async writeBatch(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
+    const outcomes: (ItemOutcome<CommitResult> | undefined)[] = new Array(items.length);
+    const again: number[] = [];
+    try {
+      await this.transaction(async (client) => {
+        const profiles = await this.lockVisitedProfiles(client, items);
+        for (let i = 0; i < items.length; i++) {
+          const outcome = await this.applyInSavepoint(client, items[i]!, profiles);
+          if (outcome.ok) outcomes[i] = outcome;
+          else if (isRetryable(outcome.error)) again.push(i);
+          else outcomes[i] = { ok: false, error: translate(outcome.error) };
+        }
+      });
+    } catch (error) {
+      const cause = error instanceof StoreUnavailableError ? error.cause : error;
+      if (isUnavailable(error) && !isRetryable(cause)) throw error;
+      return this.writeEachAlone(items);
+    }
+    for (const i of again) outcomes[i] = await this.writeAlone(items[i]!);
+    return outcomes as ItemOutcome<CommitResult>[];
+  }
+
+  private async writeEachAlone(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
+    const outcomes: ItemOutcome<CommitResult>[] = [];
+    for (const item of items) outcomes.push(await this.writeAlone(item));
+    return outcomes;
+  }
+
+  /** One write set in a transaction of its own, retried a few times after a deadlock. */
+  private async writeAlone(ws: WriteSet): Promise<ItemOutcome<CommitResult>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const value = await this.transaction(async (client) => {
+          try {
+            return await this.apply(client, ws, new Map());
+          } catch (error) {
+            if (error instanceof Conflict) return { ok: false as const, conflict: error.kind };
+            throw error;
+          }
+        });
+        return { ok: true, value };
+      } catch (error) {
+        const cause = error instanceof StoreUnavailableError ? error.cause : error;
+        if (attempt < RETRIES && isRetryable(cause)) continue;
+        return { ok: false, error: translate(error) };
+      }
+    }
+  }
+
+  /** Locks the stored profiles that the batch visits (sorted by id) and returns their documents. */
+  private async lockVisitedProfiles(
+    client: pg.PoolClient,
+    items: WriteSet[],
+  ): Promise<Map<string, ProfileRecord>> {
+    const ids = new Set<string>();
+    for (const ws of items) if (ws.profile?.op === 'visit') ids.add(ws.profile.id);
+    const profiles = new Map<string, ProfileRecord>();
+    if (ids.size === 0) return profiles;
+    const { rows } = await client.query<DocRow & { id: string }>({ ...SQL.lockProfiles, values: [[...ids]] });
+    for (const row of rows) profiles.set(row.id, docOf<ProfileRecord>(row)!);
+    return profiles;
+  }
+
+  private async applyInSavepoint(
+    client: pg.PoolClient,
+    ws: WriteSet,
+    profiles: Map<string, ProfileRecord>,
+  ): Promise<ItemOutcome<CommitResult>> {
+    await client.query('SAVEPOINT write_set');
+    // The profile documents this write set changes take effect for later write sets only once it is kept.
+    const changed = new Map<string, ProfileRecord>();
+    try {
+      const value = await this.apply(client, ws, profiles, changed);
+      await client.query('RELEASE SAVEPOINT write_set');
+      for (const [id, profile] of changed) profiles.set(id, profile);
+      return { ok: true, value };
+    } catch (error) {
+      if (isConnectionLost(error)) throw error; // the whole transaction is gone
+      await client.query('ROLLBACK TO SAVEPOINT write_set');
+      if (error instanceof Conflict) return { ok: true, value: { ok: false, conflict: error.kind } };
+      return { ok: false, error };
+    }
+  }
+
+  /** Writes one write set; throws Conflict when the session or profile is not as the request expects. */
+  private async apply(
+    client: pg.PoolClient,
+    ws: WriteSet,
+    profiles: Map<string, ProfileRecord>,
+    changed: Map<string, ProfileRecord> = profiles,
+  ): Promise<CommitResult> {
+    if (ws.session) {
+      const { record, expectVersion } = ws.session;
+      const [doc, raw] = columns(record);
+      const profileId = record.profile?.id ?? null;
+      const result =
+        expectVersion === null
+          ? await client.query({ ...SQL.insertSession, values: [record.id, profileId, doc, raw] })
+          : await client.query({
+              ...SQL.updateSession,
+              values: [record.id, profileId, doc, raw, expectVersion],
+            });
+      if (result.rowCount === 0) throw new Conflict('session');
+    }
+    let profile: ProfileRecord | null = null;
+    if (ws.profile?.op === 'create') {
+      profile = ws.profile.record;
+      await client.query({ ...SQL.insertProfile, values: [profile.id, ...columns(profile)] });
+      changed.set(profile.id, profile);
+    } else if (ws.profile?.op === 'visit') {
+      const { id, at } = ws.profile;
+      let current = profiles.get(id) ?? null;
+      if (!current) {
+        const { rows } = await client.query<DocRow>({ ...SQL.lockProfile, values: [id] });
+        current = docOf<ProfileRecord>(rows[0]);
+      }
+      if (!current) throw new Conflict('profile');
+      profile = applyVisit(current, at);
+      await client.query({ ...SQL.updateProfile, values: [id, ...columns(profile)] });
+      changed.set(id, profile);
+    }
+    if (ws.events.length > 0) {
+      const cols: unknown[][] = [[], [], [], [], [], [], [], []];
+      for (const e of ws.events) {
+        const [doc, raw] = columns(e);
+        const row = [
+          e.id,
+          e.metadata.time.insert,
+          e.type,
+          e.source.id,
+          e.session?.id ?? null,
+          e.profile?.id ?? null,
+          doc,
+          raw,
+        ];
+        row.forEach((value, i) => cols[i]!.push(value));
+      }
+      await client.query({ ...SQL.insertEvents, values: cols });
+    }
+    return { ok: true, profile };
+  }
+
+  // ---- records ----
+
+  async putSource(source: EventSource): Promise<void> {
+    await this.query(SQL.putSource, [source.id, ...columns(source)]);
+  }
+
+  async getSource(id: string): Promise<EventSource | null> {
+    return docOf<EventSource>((await this.query<DocRow>(SQL.getSource, [id])).rows[0]);
+  }
+
+  async listSources(): Promise<EventSource[]> {
+    return (await this.query<DocRow>(SQL.listSources)).rows.map((row) => docOf<EventSource>(row)!);
+  }
+
+  async deleteSource(id: string): Promise<boolean> {
+    return ((await this.query(SQL.deleteSource, [id])).rowCount ?? 0) > 0;
+  }
+
+  async getSession(id: string): Promise<StoredSession | null> {
+    const row = (await this.query<DocRow & { version: number }>(SQL.getSession, [id])).rows[0];
+    return row ? { record: docOf(row)!, version: row.version } : null;
+  }
+
+  async getProfile(id: string): Promise<ProfileRecord | null> {
+    return docOf<ProfileRecord>((await this.query<DocRow>(SQL.getProfile, [id])).rows[0]);
+  }
+
+  async getEvent(id: string): Promise<EventRecord | null> {
+    return docOf<EventRecord>((await this.query<DocRow>(SQL.getEvent, [id])).rows[0]);
+  }
+
+  /** One page, newest first by (time column, id), of the documents matching `conditions`. */
+  private async page<T>(
+    table: string,
+    timeColumn: string,
+    conditions: [string, unknown][],
+    limit: number,
+    after: EventPosition | null,
+  ): Promise<T[]> {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    for (const [sql, value] of conditions) {
+      values.push(value);
+      where.push(sql.replace('?', `$${values.length}`));
+    }
+    if (after) {
+      values.push(after.insert, after.id);
+      where.push(`(${timeColumn}, id) < ($${values.length - 1}::timestamptz, $${values.length})`);
+    }
+    values.push(limit);
+    const sql = `SELECT doc, raw FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${timeColumn} DESC, id DESC LIMIT $${values.length}`;
+    return (await this.query<DocRow>(sql, values)).rows.map((row) => docOf<T>(row)!);
+  }
+
+  listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
+    const conditions: [string, unknown][] = [];
+    for (const [key, column] of FILTER_COLUMNS) {
+      const value = filter[key];
+      if (value !== undefined) conditions.push([`${column} = ?`, value]);
+    }
+    return this.page<EventRecord>('events', 'insert_time', conditions, limit, after);
+  }
+
+  async eraseProfile(id: string): Promise<ErasedCounts | null> {
+    return this.transaction(async (client) => {
+      const locked = await client.query({ ...SQL.lockProfile, values: [id] });
+      if (locked.rowCount === 0) return null;
+      const count = async (statement: Statement) =>
+        (await client.query({ ...statement, values: [id] })).rowCount ?? 0;
+      const events = (await count(SQL.eraseSessionEvents)) + (await count(SQL.eraseProfileEvents));
+      const sessions = await count(SQL.eraseSessions);
+      const profiles = await count(SQL.eraseProfile);
+      return { profiles, sessions, events };
+    });
+  }
+
+  async putEventType(record: EventTypeRecord): Promise<void> {
+    // `json`, not jsonb: the text is kept as given, so `json_schema` keeps its key order.
+    await this.query(SQL.putEventType, [record.event_type, JSON.stringify(record)]);
+  }
+
+  async getEventType(eventType: string): Promise<EventTypeRecord | null> {
+    const row = (await this.query<{ doc: EventTypeRecord }>(SQL.getEventType, [eventType])).rows[0];
+    return row?.doc ?? null;
+  }
+
+  async listEventTypes(): Promise<EventTypeRecord[]> {
+    return (await this.query<{ doc: EventTypeRecord }>(SQL.listEventTypes)).rows.map((row) => row.doc);
+  }
+
+  async deleteEventType(eventType: string): Promise<boolean> {
+    return ((await this.query(SQL.deleteEventType, [eventType])).rowCount ?? 0) > 0;
+  }
+
+  async putRejected(record: RejectedRecord): Promise<void> {
+    await this.query(SQL.putRejected, [
+      record.id,
+      record.time,
+      record.source_id,
+      record.event_types,
+      ...columns(record),
+    ]);
+  }
+
+  async getRejected(id: string): Promise<RejectedRecord | null> {
+    return docOf<RejectedRecord>((await this.query<DocRow>(SQL.getRejected, [id])).rows[0]);
+  }
+
+  listRejected(
+    filter: RejectedFilter,
+    limit: number,
+    after: EventPosition | null,
+  ): Promise<RejectedRecord[]> {
+    const conditions: [string, unknown][] = [];
+    if (filter.sourceId !== undefined) conditions.push(['source_id = ?', filter.sourceId]);
+    if (filter.eventType !== undefined) conditions.push(['event_types @> ARRAY[?::text]', filter.eventType]);
+    return this.page<RejectedRecord>('rejected', 'time', conditions, limit, after);
+  }
+
+  async deleteRejected(id: string): Promise<boolean> {
+    return ((await this.query(SQL.deleteRejected, [id])).rowCount ?? 0) > 0;
+  }
+
+  async pruneRejected(before: string, keep: number): Promise<number> {
+    return (await this.query(SQL.pruneRejected, [before, keep])).rowCount ?? 0;
+  }
+}
