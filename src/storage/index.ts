@@ -1,12 +1,17 @@
 import type { Config } from '../config.js';
-import { ConfigError } from '../config.js';
+import { PostgresStore } from './postgres/store.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 
 /** Builds the store the configuration selects: PostgreSQL with DATABASE_URL, else the embedded one. */
 export function createStore(config: Config): Store {
   if (config.databaseUrl !== undefined) {
-    throw new ConfigError('DATABASE_URL is set, but this build has only the embedded store; unset it');
+    // open() applies missing migrations; `npm run migrate` applies them ahead of a deployment.
+    return new PostgresStore({
+      url: config.databaseUrl,
+      writeQueueLimit: config.writeQueueLimit,
+      migrateOnStart: true,
+    });
   }
   return new SqliteStore({
     dataDir: config.dataDir,
