@@ -1,0 +1,609 @@
+/**
+ * The storage contract: one suite of tests every `Store` adapter must pass unchanged.
+ * A test file calls `storeContract(name, factory)` with a factory of fresh, empty stores.
+ */
+import assert from 'node:assert/strict';
+import { describe, test, type TestContext } from 'node:test';
+import type {
+  CommitResult,
+  EventRecord,
+  EventSource,
+  EventTypeRecord,
+  RejectedRecord,
+  SessionRecord,
+} from '../../src/domain/records.js';
+import { newProfile } from '../../src/domain/records.js';
+import type { EventPosition, Store } from '../../src/storage/store.js';
+import { WriteQueueFullError } from '../../src/storage/store.js';
+
+export interface StoreHandle {
+  /** A new store over fresh, empty storage; not opened yet. */
+  store: Store;
+  /** Another store over the same storage (as a restarted or second process would open it); not opened. */
+  again(): Store;
+}
+
+export type StoreFactory = (options: { writeQueueLimit: number }) => Promise<StoreHandle>;
+
+const T0 = Date.parse('2026-11-22T05:39:03.607Z');
+
+/** An ISO time `ms` milliseconds after a fixed instant. */
+export function at(ms: number): string {
+  return new Date(T0 + ms).toISOString();
+}
+
+export function event(id: string, overrides: Partial<EventRecord> = {}, insert = at(0)): EventRecord {
+  return {
+    id,
+    type: 'page-view',
+    properties: { path: '/', n: 1 },
+    context: { page: { title: 'T' } },
+    source: { id: 'src-1' },
+    session: null,
+    profile: null,
+    metadata: { time: { insert }, ip: '127.0.0.1', status: 'collected', profile_less: true },
+    ...overrides,
+  };
+}
+
+export function session(id: string, profileId: string | null, time = at(0)): SessionRecord {
+  return {
+    id,
+    profile: profileId === null ? null : { id: profileId },
+    metadata: { time: { insert: time, update: time } },
+    context: { browser: 'x' },
+    properties: {},
+  };
+}
+
+function source(id: string, overrides: Partial<EventSource> = {}): EventSource {
+  return {
+    id,
+    type: 'rest',
+    name: `Source ${id}`,
+    description: '',
+    enabled: true,
+    transitional: false,
+    consent: false,
+    returns_profile: true,
+    tags: [],
+    ...overrides,
+  };
+}
+
+function rejected(id: string, time: string, overrides: Partial<RejectedRecord> = {}): RejectedRecord {
+  return {
+    id,
+    time,
+    endpoint: 'track',
+    source_id: 'src-1',
+    session_id: 's-1',
+    event_types: ['purchase'],
+    detail: "validation failed with error: event@properties: 'price' is a required property",
+    errors: [
+      { event: 0, type: 'purchase', target: 'event@properties', reason: "'price' is a required property" },
+    ],
+    request: { body: { events: [{ type: 'purchase' }] }, profile_less: false },
+    ...overrides,
+  };
+}
+
+/** Newest first by (time, id), ids compared as plain strings. */
+function newestFirst(a: { time: string; id: string }, b: { time: string; id: string }): number {
+  if (a.time !== b.time) return Date.parse(b.time) - Date.parse(a.time);
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+function ok(result: CommitResult): asserts result is Extract<CommitResult, { ok: true }> {
+  assert.equal(result.ok, true, `expected a committed write set, got ${JSON.stringify(result)}`);
+}
+
+export function storeContract(name: string, factory: StoreFactory): void {
+  /** A fresh, opened store, closed after the test. */
+  async function open(t: TestContext, writeQueueLimit = 10_000): Promise<StoreHandle> {
+    const handle = await factory({ writeQueueLimit });
+    await handle.store.open();
+    t.after(() => handle.store.close());
+    return handle;
+  }
+
+  async function ids(promise: Promise<{ id: string }[]>): Promise<string[]> {
+    return (await promise).map((r) => r.id);
+  }
+
+  describe(`${name}: store contract`, () => {
+    test('open and close: a second store over the same storage opens on the applied migrations', async (t) => {
+      const { store, again } = await open(t);
+      assert.equal(await store.ping(), true);
+      await store.putSource(source('a'));
+      await store.close();
+      assert.equal(await store.ping(), false, 'a closed store does not answer');
+      const second = again();
+      await second.open();
+      t.after(() => second.close());
+      assert.equal(await second.ping(), true);
+      assert.deepEqual(await second.getSource('a'), source('a'));
+    });
+
+    test('sources: put, get, list in id order, replace, delete', async (t) => {
+      const { store } = await open(t);
+      assert.equal(await store.getSource('b'), null);
+      assert.deepEqual(await store.listSources(), []);
+      await store.putSource(source('b'));
+      await store.putSource(source('a', { enabled: false, tags: ['x', 'y'] }));
+      assert.deepEqual(await store.getSource('a'), source('a', { enabled: false, tags: ['x', 'y'] }));
+      assert.deepEqual(await ids(store.listSources()), ['a', 'b']);
+      await store.putSource(source('b', { name: 'Renamed', consent: true }));
+      assert.deepEqual(await store.getSource('b'), source('b', { name: 'Renamed', consent: true }));
+      assert.equal((await store.listSources()).length, 2);
+      assert.equal(await store.deleteSource('b'), true);
+      assert.equal(await store.deleteSource('b'), false);
+      assert.equal(await store.getSource('b'), null);
+      assert.deepEqual(await ids(store.listSources()), ['a']);
+    });
+
+    test('sessions: insert if absent, update at the expected version, conflicts otherwise', async (t) => {
+      const { store } = await open(t);
+      assert.equal(await store.getSession('s1'), null);
+      const first = session('s1', null);
+      ok(await store.commit({ session: { record: first, expectVersion: null }, events: [] }));
+      assert.deepEqual(await store.getSession('s1'), { record: first, version: 1 });
+
+      // Inserting a known session is a conflict, and nothing of that write set is stored.
+      const dup = await store.commit({
+        session: { record: session('s1', 'p-other'), expectVersion: null },
+        events: [event('e-dup', { session: { id: 's1' } })],
+      });
+      assert.deepEqual(dup, { ok: false, conflict: 'session' });
+      assert.equal(await store.getEvent('e-dup'), null);
+      assert.deepEqual(await store.getSession('s1'), { record: first, version: 1 });
+
+      const bound = { ...session('s1', 'p1', at(1000)), properties: { a: 1 } };
+      ok(await store.commit({ session: { record: bound, expectVersion: 1 }, events: [] }));
+      assert.deepEqual(await store.getSession('s1'), { record: bound, version: 2 });
+
+      // An update at a stale version, or of an unknown session, is a conflict.
+      const stale = await store.commit({
+        session: { record: session('s1', 'p2'), expectVersion: 1 },
+        events: [event('e-stale')],
+      });
+      assert.deepEqual(stale, { ok: false, conflict: 'session' });
+      assert.equal(await store.getEvent('e-stale'), null);
+      assert.deepEqual(await store.getSession('s1'), { record: bound, version: 2 });
+      const unknown = await store.commit({
+        session: { record: session('s9', null), expectVersion: 1 },
+        events: [],
+      });
+      assert.deepEqual(unknown, { ok: false, conflict: 'session' });
+      assert.equal(await store.getSession('s9'), null);
+    });
+
+    test('profiles: create, visit on the stored record, conflict on a missing profile', async (t) => {
+      const { store } = await open(t);
+      const created = newProfile('p1', at(0));
+      const r1 = await store.commit({
+        session: { record: session('s1', 'p1'), expectVersion: null },
+        profile: { op: 'create', record: created },
+        events: [],
+      });
+      assert.deepEqual(r1, { ok: true, profile: created });
+      assert.deepEqual(await store.getProfile('p1'), created);
+
+      const r2 = await store.commit({
+        session: { record: session('s2', 'p1', at(5000)), expectVersion: null },
+        profile: { op: 'visit', id: 'p1', at: at(5000) },
+        events: [],
+      });
+      ok(r2);
+      const visited = await store.getProfile('p1');
+      assert.deepEqual(r2.profile, visited);
+      assert.equal(visited?.stats.visits, 2);
+      assert.deepEqual(visited?.metadata.time.visit, { last: at(0), current: at(5000), count: 2 });
+      assert.equal(visited?.metadata.time.update, at(5000));
+      assert.equal(visited?.metadata.time.insert, at(0));
+
+      const missing = await store.commit({
+        session: { record: session('s3', 'nope'), expectVersion: null },
+        profile: { op: 'visit', id: 'nope', at: at(6000) },
+        events: [event('e-missing', { session: { id: 's3' } })],
+      });
+      assert.deepEqual(missing, { ok: false, conflict: 'profile' });
+      assert.equal(await store.getSession('s3'), null, 'the session of a conflicting write set is not kept');
+      assert.equal(await store.getEvent('e-missing'), null);
+      assert.equal(await store.getProfile('nope'), null);
+
+      const plain = await store.commit({ events: [event('e-plain')] });
+      assert.deepEqual(plain, { ok: true, profile: null });
+    });
+
+    test('commit: write sets of one batch are isolated; a conflicting one writes nothing of itself', async (t) => {
+      const { store } = await open(t);
+      ok(
+        await store.commit({ session: { record: session('known', null), expectVersion: null }, events: [] }),
+      );
+      ok(await store.commit({ profile: { op: 'create', record: newProfile('p1', at(0)) }, events: [] }));
+
+      // Submitted in the same tick: they share one batch.
+      const results = await Promise.all([
+        store.commit({
+          session: { record: session('a', 'pa'), expectVersion: null },
+          profile: { op: 'create', record: newProfile('pa', at(1)) },
+          events: [event('a1', { session: { id: 'a' } }), event('a2', { session: { id: 'a' } })],
+        }),
+        store.commit({
+          session: { record: session('known', 'pb'), expectVersion: null },
+          profile: { op: 'create', record: newProfile('pb', at(1)) },
+          events: [event('b1', { session: { id: 'known' } })],
+        }),
+        store.commit({
+          session: { record: session('c', 'missing'), expectVersion: null },
+          profile: { op: 'visit', id: 'missing', at: at(1) },
+          events: [event('c1', { session: { id: 'c' } })],
+        }),
+        store.commit({
+          session: { record: session('d', 'p1'), expectVersion: null },
+          profile: { op: 'visit', id: 'p1', at: at(1) },
+          events: [event('d1', { session: { id: 'd' } })],
+        }),
+        store.commit({
+          session: { record: session('known', null), expectVersion: 7 },
+          events: [event('e1')],
+        }),
+      ]);
+      assert.equal(results[0]!.ok, true);
+      assert.deepEqual(results[1], { ok: false, conflict: 'session' });
+      assert.deepEqual(results[2], { ok: false, conflict: 'profile' });
+      assert.equal(results[3]!.ok, true);
+      assert.deepEqual(results[4], { ok: false, conflict: 'session' });
+
+      assert.notEqual(await store.getEvent('a1'), null);
+      assert.notEqual(await store.getEvent('a2'), null);
+      assert.notEqual(await store.getProfile('pa'), null);
+      assert.notEqual(await store.getEvent('d1'), null);
+      assert.equal((await store.getProfile('p1'))?.stats.visits, 2);
+      for (const id of ['b1', 'c1', 'e1']) assert.equal(await store.getEvent(id), null, `event ${id}`);
+      assert.equal(await store.getProfile('pb'), null);
+      assert.equal(await store.getSession('c'), null);
+      assert.equal((await store.getSession('known'))?.version, 1);
+      assert.equal((await store.getSession('known'))?.record.profile, null);
+    });
+
+    test('commit: a failing write set does not fail the others of its batch', async (t) => {
+      const { store } = await open(t);
+      ok(await store.commit({ events: [event('taken')] }));
+      const [bad, good] = await Promise.allSettled([
+        store.commit({
+          session: { record: session('s-bad', null), expectVersion: null },
+          events: [event('taken')],
+        }),
+        store.commit({
+          session: { record: session('s-good', null), expectVersion: null },
+          events: [event('fine')],
+        }),
+      ]);
+      assert.equal(bad.status, 'rejected', 'an event id stored twice is an error');
+      assert.equal(good.status, 'fulfilled');
+      assert.equal(await store.getSession('s-bad'), null);
+      assert.notEqual(await store.getSession('s-good'), null);
+      assert.notEqual(await store.getEvent('fine'), null);
+    });
+
+    test('commit: concurrent visits of one profile are all counted', async (t) => {
+      const { store } = await open(t);
+      ok(await store.commit({ profile: { op: 'create', record: newProfile('p', at(0)) }, events: [] }));
+      const visits = 50;
+      const results = await Promise.all(
+        Array.from({ length: visits }, (_, i) =>
+          store.commit({
+            session: { record: session(`s${i}`, 'p'), expectVersion: null },
+            profile: { op: 'visit', id: 'p', at: at(1000 + i) },
+            events: [event(`e${i}`, { session: { id: `s${i}` }, profile: { id: 'p' } })],
+          }),
+        ),
+      );
+      for (const r of results) ok(r);
+      const profile = await store.getProfile('p');
+      assert.equal(profile?.stats.visits, 1 + visits);
+      assert.equal(profile?.metadata.time.visit.count, 1 + visits);
+      const counts = results.map((r) => (r.ok ? r.profile?.stats.visits : 0)).sort((a, b) => a! - b!);
+      assert.deepEqual(
+        counts,
+        Array.from({ length: visits }, (_, i) => i + 2),
+        'each visit saw the one before',
+      );
+      assert.equal((await store.listEvents({ profileId: 'p' }, 1000, null)).length, visits);
+    });
+
+    test('events: get, filters, newest first by (insert, id), limit', async (t) => {
+      const { store } = await open(t);
+      const all = [
+        event('e1', { type: 'view', session: { id: 's1' }, profile: { id: 'p1' } }, at(1000)),
+        event('e2', { type: 'buy', session: { id: 's1' }, profile: { id: 'p1' } }, at(3000)),
+        event(
+          'e3',
+          { type: 'view', session: { id: 's2' }, profile: { id: 'p2' }, source: { id: 'src-2' } },
+          at(2000),
+        ),
+        event('e4', { type: 'view', session: null, profile: null, source: { id: 'src-2' } }, at(3000)),
+        event('e5', { type: 'buy', session: { id: 's2' }, profile: null }, at(500)),
+      ];
+      ok(await store.commit({ events: all.slice(0, 3) }));
+      ok(await store.commit({ events: all.slice(3) }));
+      assert.deepEqual(await store.getEvent('e3'), all[2]);
+      assert.equal(await store.getEvent('nope'), null);
+
+      assert.deepEqual(await ids(store.listEvents({}, 50, null)), ['e4', 'e2', 'e3', 'e1', 'e5']);
+      assert.deepEqual(await ids(store.listEvents({}, 2, null)), ['e4', 'e2']);
+      assert.deepEqual(await ids(store.listEvents({ profileId: 'p1' }, 50, null)), ['e2', 'e1']);
+      assert.deepEqual(await ids(store.listEvents({ sessionId: 's2' }, 50, null)), ['e3', 'e5']);
+      assert.deepEqual(await ids(store.listEvents({ type: 'view' }, 50, null)), ['e4', 'e3', 'e1']);
+      assert.deepEqual(await ids(store.listEvents({ sourceId: 'src-2' }, 50, null)), ['e4', 'e3']);
+      assert.deepEqual(await ids(store.listEvents({ type: 'buy', sessionId: 's1' }, 50, null)), ['e2']);
+      assert.deepEqual(
+        await ids(
+          store.listEvents({ type: 'view', sourceId: 'src-2', sessionId: 's2', profileId: 'p2' }, 50, null),
+        ),
+        ['e3'],
+      );
+      assert.deepEqual(await ids(store.listEvents({ type: 'View' }, 50, null)), [], 'types match exactly');
+      assert.deepEqual(await ids(store.listEvents({}, 50, { insert: at(3000), id: 'e2' })), [
+        'e3',
+        'e1',
+        'e5',
+      ]);
+      assert.deepEqual(await ids(store.listEvents({ type: 'view' }, 1, { insert: at(3000), id: 'e4' })), [
+        'e3',
+      ]);
+    });
+
+    test('events: paging with `after` visits every event once, through many equal insert times', async (t) => {
+      const { store } = await open(t);
+      const all: EventRecord[] = [];
+      // Ids of mixed case and length: the order of ties is the plain string order of ids.
+      for (let i = 0; i < 40; i++) all.push(event(`E${i}-${i % 3 ? 'a' : 'B'}`, {}, at(1000)));
+      for (let i = 0; i < 15; i++) all.push(event(`x${i}`, {}, at(i % 2 ? 2000 : 0)));
+      all.push(event('last', {}, at(999)), event('z', { type: 'other' }, at(1000)));
+      // Several write sets in one batch, each with many events.
+      const results = await Promise.all(
+        [0, 1, 2, 3].map((k) => store.commit({ events: all.filter((_, i) => i % 4 === k) })),
+      );
+      for (const r of results) ok(r);
+
+      const expected = all
+        .filter((e) => e.type === 'page-view')
+        .map((e) => ({ id: e.id, time: e.metadata.time.insert }))
+        .sort(newestFirst)
+        .map((e) => e.id);
+      for (const size of [1, 7, 40, 1000]) {
+        const seen: string[] = [];
+        let after: EventPosition | null = null;
+        for (;;) {
+          const page = await store.listEvents({ type: 'page-view' }, size, after);
+          seen.push(...page.map((e) => e.id));
+          if (page.length < size) break;
+          const last = page.at(-1)!;
+          after = { insert: last.metadata.time.insert, id: last.id };
+        }
+        assert.deepEqual(seen, expected, `page size ${size}`);
+      }
+    });
+
+    test('records round-trip unchanged: times, nested values, unusual strings', async (t) => {
+      const { store } = await open(t);
+      const properties = {
+        zeta: 1,
+        alpha: { nested: [1, 2.5, -0.125, null, true, 'x'], deep: { b: 1, a: 2 } },
+        nul: 'a\u0000b',
+        lone: 'x\ud800y',
+        emoji: '😀 Zürich',
+        quote: 'a"b\\c\'d',
+        big: 12345678901234,
+        empty: {},
+      };
+      const e = event(
+        'odd',
+        { properties, context: { 'a.b': { '': 'empty key' } } },
+        '2026-11-22T05:39:03.607Z',
+      );
+      const s = { ...session('s-odd', null), properties: { ...properties } };
+      ok(await store.commit({ session: { record: s, expectVersion: null }, events: [e] }));
+      const read = await store.getEvent('odd');
+      assert.deepEqual(read, e);
+      assert.equal(read?.metadata.time.insert, '2026-11-22T05:39:03.607Z');
+      assert.deepEqual((await store.getSession('s-odd'))?.record, s);
+      const r = rejected('r-odd', at(0), { request: { body: properties } });
+      await store.putRejected(r);
+      assert.deepEqual(await store.getRejected('r-odd'), r);
+      assert.deepEqual(await store.listRejected({}, 10, null), [r]);
+    });
+
+    test('eraseProfile: the profile, its sessions and their events, with counts', async (t) => {
+      const { store } = await open(t);
+      ok(
+        await store.commit({
+          session: { record: session('s1', 'p'), expectVersion: null },
+          profile: { op: 'create', record: newProfile('p', at(0)) },
+          events: [1, 2, 3].map((i) => event(`s1-${i}`, { session: { id: 's1' }, profile: { id: 'p' } })),
+        }),
+      );
+      // A profile-less event on a session of the profile, and an event of the profile on another session.
+      ok(
+        await store.commit({
+          session: { record: session('s2', 'p'), expectVersion: null },
+          events: [event('s2-1', { session: { id: 's2' } }), event('s2-2', { session: { id: 's2' } })],
+        }),
+      );
+      ok(
+        await store.commit({
+          session: { record: session('s3', 'q'), expectVersion: null },
+          profile: { op: 'create', record: newProfile('q', at(0)) },
+          events: [
+            event('s3-p', { session: { id: 's3' }, profile: { id: 'p' } }),
+            event('s3-q', { session: { id: 's3' }, profile: { id: 'q' } }),
+          ],
+        }),
+      );
+      assert.deepEqual(await store.eraseProfile('p'), { profiles: 1, sessions: 2, events: 6 });
+      assert.equal(await store.getProfile('p'), null);
+      assert.equal(await store.getSession('s1'), null);
+      assert.equal(await store.getSession('s2'), null);
+      assert.deepEqual(await ids(store.listEvents({}, 50, null)), ['s3-q']);
+      assert.notEqual(await store.getProfile('q'), null);
+      assert.notEqual(await store.getSession('s3'), null);
+      assert.equal(await store.eraseProfile('p'), null);
+      assert.equal(await store.eraseProfile('unknown'), null);
+      assert.deepEqual(await store.eraseProfile('q'), { profiles: 1, sessions: 1, events: 1 });
+    });
+
+    test('event types: put, get, list, replace, delete; json_schema keeps its key order', async (t) => {
+      const { store } = await open(t);
+      const schema = (n: number) => ({ type: 'object', required: [`k${n}`], properties: { z: {}, a: {} } });
+      // Deliberately neither alphabetical nor by key length.
+      const targets = [
+        'session@properties',
+        'event@properties.price',
+        'profile@...',
+        'event@...',
+        'event@context',
+      ];
+      const record: EventTypeRecord = {
+        event_type: 'purchase',
+        name: 'Purchase',
+        description: '',
+        tags: ['b', 'a'],
+        validation: { enabled: true, json_schema: Object.fromEntries(targets.map((k, i) => [k, schema(i)])) },
+      };
+      assert.equal(await store.getEventType('purchase'), null);
+      await store.putEventType(record);
+      await store.putEventType({ ...record, event_type: 'Purchase', name: 'upper' });
+      const read = await store.getEventType('purchase');
+      assert.deepEqual(read, record);
+      assert.deepEqual(Object.keys(read!.validation.json_schema), targets);
+      assert.deepEqual(Object.keys(read!), Object.keys(record));
+      assert.deepEqual(Object.keys(read!.validation.json_schema['event@...']!.properties as object), [
+        'z',
+        'a',
+      ]);
+      assert.equal((await store.getEventType('Purchase'))?.name, 'upper', 'event types match exactly');
+      const listed = await store.listEventTypes();
+      assert.deepEqual(
+        listed.map((r) => r.event_type),
+        ['Purchase', 'purchase'],
+      );
+      assert.deepEqual(Object.keys(listed[1]!.validation.json_schema), targets);
+
+      const reordered = [...targets].reverse();
+      const replaced: EventTypeRecord = {
+        ...record,
+        description: 'new',
+        validation: {
+          enabled: false,
+          json_schema: Object.fromEntries(reordered.map((k, i) => [k, schema(i)])),
+        },
+      };
+      await store.putEventType(replaced);
+      assert.deepEqual(
+        Object.keys((await store.getEventType('purchase'))!.validation.json_schema),
+        reordered,
+      );
+      assert.deepEqual(await store.getEventType('purchase'), replaced);
+      assert.equal(await store.deleteEventType('purchase'), true);
+      assert.equal(await store.deleteEventType('purchase'), false);
+      assert.equal(await store.getEventType('purchase'), null);
+      assert.equal((await store.listEventTypes()).length, 1);
+    });
+
+    test('rejected: put, get, list newest first with filters and paging, delete', async (t) => {
+      const { store } = await open(t);
+      const records = [
+        rejected('r1', at(1000), { event_types: ['purchase', 'page-view'] }),
+        rejected('r2', at(3000), { event_types: ['page-view'], source_id: 'src-2' }),
+        rejected('r3', at(2000), { event_types: ['purchase'], endpoint: 'collect', session_id: null }),
+        rejected('r4', at(3000), { event_types: ['a', 'b', 'purchase'], source_id: 'src-2' }),
+        rejected('r5', at(2000), { event_types: [] }),
+      ];
+      for (const r of records) await store.putRejected(r);
+      assert.deepEqual(await store.getRejected('r3'), records[2]);
+      assert.equal(await store.getRejected('nope'), null);
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r4', 'r2', 'r5', 'r3', 'r1']);
+      assert.deepEqual(await ids(store.listRejected({ eventType: 'purchase' }, 50, null)), [
+        'r4',
+        'r3',
+        'r1',
+      ]);
+      assert.deepEqual(await ids(store.listRejected({ eventType: 'page-view' }, 50, null)), ['r2', 'r1']);
+      assert.deepEqual(await ids(store.listRejected({ eventType: 'purch' }, 50, null)), []);
+      assert.deepEqual(await ids(store.listRejected({ sourceId: 'src-2' }, 50, null)), ['r4', 'r2']);
+      assert.deepEqual(
+        await ids(store.listRejected({ sourceId: 'src-2', eventType: 'purchase' }, 50, null)),
+        ['r4'],
+      );
+      assert.deepEqual(await ids(store.listRejected({}, 2, null)), ['r4', 'r2']);
+      assert.deepEqual(await ids(store.listRejected({}, 2, { insert: at(3000), id: 'r2' })), ['r5', 'r3']);
+      assert.deepEqual(
+        await ids(store.listRejected({ eventType: 'purchase' }, 5, { insert: at(3000), id: 'r4' })),
+        ['r3', 'r1'],
+      );
+      assert.equal(await store.deleteRejected('r2'), true);
+      assert.equal(await store.deleteRejected('r2'), false);
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r4', 'r5', 'r3', 'r1']);
+    });
+
+    test('rejected: prune by age, then by count keeping the newest', async (t) => {
+      const { store } = await open(t);
+      for (let i = 0; i < 10; i++) await store.putRejected(rejected(`r${i}`, at(i * 1000)));
+      await store.putRejected(rejected('r9b', at(9000)));
+      assert.equal(await store.pruneRejected(at(3000), 100), 3, 'older than the bound');
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), [
+        'r9b',
+        'r9',
+        'r8',
+        'r7',
+        'r6',
+        'r5',
+        'r4',
+        'r3',
+      ]);
+      assert.equal(await store.pruneRejected(at(0), 3), 5, 'all but the newest 3');
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r9b', 'r9', 'r8']);
+      assert.equal(await store.pruneRejected(at(8500), 2), 1, 'a record past both bounds counts once');
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r9b', 'r9']);
+      assert.equal(await store.pruneRejected(at(0), 5), 0);
+      assert.equal(await store.pruneRejected(at(0), 0), 2);
+    });
+
+    test('close commits what is queued before releasing the database', async (t) => {
+      const { store, again } = await open(t);
+      const pending = Array.from({ length: 30 }, (_, i) =>
+        store.commit({
+          session: { record: session(`s${i}`, null), expectVersion: null },
+          events: [event(`e${i}`, { session: { id: `s${i}` } })],
+        }),
+      );
+      assert.ok(store.queueDepth > 0, 'commits are queued');
+      await store.close();
+      for (const r of await Promise.all(pending)) ok(r);
+      assert.equal(store.queueDepth, 0);
+      const reopened = again();
+      await reopened.open();
+      t.after(() => reopened.close());
+      assert.equal((await reopened.listEvents({}, 100, null)).length, 30);
+      assert.equal((await reopened.getSession('s29'))?.version, 1);
+    });
+
+    test('commit rejects with WriteQueueFullError past the queue limit', async (t) => {
+      const { store } = await open(t, 3);
+      const attempts = Array.from({ length: 7 }, (_, i) => store.commit({ events: [event(`q${i}`)] }));
+      assert.equal(store.queueDepth, 3);
+      const settled = await Promise.allSettled(attempts);
+      const full = settled.filter((s) => s.status === 'rejected');
+      assert.equal(full.length, 4);
+      for (const s of full) assert.ok((s as PromiseRejectedResult).reason instanceof WriteQueueFullError);
+      assert.equal(settled.filter((s) => s.status === 'fulfilled').length, 3);
+      assert.equal(store.queueDepth, 0);
+      assert.equal((await store.listEvents({}, 50, null)).length, 3);
+      // The queue takes new work once it has room again.
+      ok(await store.commit({ events: [event('after')] }));
+    });
+  });
+}
