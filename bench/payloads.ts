@@ -1,0 +1,104 @@
+/**
+ * Tracker payloads for the benchmark. Each builder returns a function producing one request body;
+ * every body carries a fresh session id and no profile (a first visit), like a new browser would.
+ * Bodies are assembled from pre-serialised parts so the load generator spends little CPU on them.
+ */
+import { randomUUID } from 'node:crypto';
+
+/** Browser context modelled on shared/fixtures/tracker/tracker-first-visit.json. */
+const context = {
+  time: { local: '11/22/2026, 4:11:37 AM', tz: 'UTC' },
+  browser: {
+    local: {
+      browser: {
+        name: 'chrome',
+        engine: 'Gecko',
+        appVersion:
+          '5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+        userAgent:
+          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+        language: 'en-US',
+        onLine: true,
+        javaEnabled: false,
+        cookieEnabled: true,
+      },
+      device: { platform: 'Linux x86_64' },
+    },
+  },
+  screen: {
+    local: {
+      width: 1920,
+      height: 1080,
+      innerWidth: 1903,
+      innerHeight: 947,
+      availWidth: 1920,
+      availHeight: 1050,
+      colorDepth: 24,
+      pixelDepth: 24,
+      orientation: 'landscape-primary',
+    },
+  },
+};
+
+const PAGES = [
+  '/',
+  '/products',
+  '/products/42',
+  '/products/77',
+  '/cart',
+  '/checkout',
+  '/blog/launch',
+  '/about',
+];
+
+function pageView(path: string) {
+  return {
+    type: 'page-view',
+    properties: { path },
+    options: {},
+    context: {
+      page: {
+        url: `https://shop.example.com${path}`,
+        path,
+        hash: '',
+        title: `Shop ${path}`,
+        referer: { host: null, query: null },
+        history: { length: 2 },
+      },
+    },
+  };
+}
+
+/** Splits a body around its session id, so that a request is `head + id + tail`. */
+function template(body: object): { head: string; tail: string } {
+  const marker = '__SESSION_ID__';
+  const text = JSON.stringify({ ...body, session: { id: marker } });
+  const at = text.indexOf(marker);
+  return { head: text.slice(0, at), tail: text.slice(at + marker.length) };
+}
+
+/**
+ * One page-view event with the tracker's page, browser and screen context (options left at their
+ * defaults, so the service answers the same small response as the bare server).
+ */
+export function oneEvent(sourceId: string): () => string {
+  const parts = PAGES.map((path) =>
+    template({ source: { id: sourceId }, context, profile: null, session: null, events: [pageView(path)] }),
+  );
+  let n = 0;
+  return () => {
+    const part = parts[n++ % parts.length]!;
+    return part.head + randomUUID() + part.tail;
+  };
+}
+
+/** `count` small events in one request: the shape of Tracardi's own load test. */
+export function manyEvents(sourceId: string, count: number): () => string {
+  const types = ['page-view', 'product-view', 'add-to-cart', 'scroll'];
+  const events = Array.from({ length: count }, (_, i) => ({
+    type: types[i % types.length]!,
+    properties: { path: PAGES[i % PAGES.length]!, position: i, price: (i % 50) + 0.99, sku: `sku-${i}` },
+  }));
+  const part = template({ source: { id: sourceId }, profile: null, session: null, events });
+  return () => part.head + randomUUID() + part.tail;
+}
