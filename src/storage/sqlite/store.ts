@@ -33,6 +33,10 @@ class Conflict extends Error {
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/;
 
 function translate(error: unknown): unknown {
+  // better-sqlite3 throws a TypeError on a closed connection: the store cannot be reached.
+  if (error instanceof TypeError && /database connection is not open/i.test(error.message)) {
+    return new StoreUnavailableError(error.message);
+  }
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
     return new StoreUnavailableError(`${code}: ${(error as Error).message}`);
@@ -57,7 +61,13 @@ export class SqliteStore implements Store {
   private writeBatch!: (items: WriteSet[]) => ItemOutcome<CommitResult>[];
 
   constructor(private readonly options: SqliteOptions) {
-    this.committer = new GroupCommitter((items) => this.writeBatch(items), options.writeQueueLimit);
+    this.committer = new GroupCommitter((items) => {
+      try {
+        return this.writeBatch(items);
+      } catch (error) {
+        throw translate(error);
+      }
+    }, options.writeQueueLimit);
   }
 
   get file(): string {
