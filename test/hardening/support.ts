@@ -1,0 +1,110 @@
+/** Shared helpers of the hardening tests (not a test file itself). */
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import type { Service } from '../helpers.js';
+
+export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export type Loc = (string | number)[];
+
+/** The parts of an HTTP answer the assertions need, from inject or from a real socket. */
+export interface Answer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export function answerOf(res: LightMyRequestResponse): Answer {
+  return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body };
+}
+
+/**
+ * Asserts an error answer of contract §8: one of the expected statuses, a JSON body with a `detail`
+ * that is a non-empty string or a non-empty list of {loc, msg, type}. With `loc`, some item of the
+ * list must end with that field path. Returns the parsed body.
+ */
+export function assertError(answer: Answer, expected: number | number[], label: string, loc?: Loc): Json {
+  const statuses = Array.isArray(expected) ? expected : [expected];
+  const context = `${label}: got ${answer.status} ${answer.body.slice(0, 300)}`;
+  assert.ok(statuses.includes(answer.status), `expected ${statuses.join(' or ')}; ${context}`);
+  assert.match(answer.contentType, /^application\/json/, `content-type ${answer.contentType}; ${context}`);
+  let body: Json;
+  try {
+    body = JSON.parse(answer.body) as Json;
+  } catch {
+    assert.fail(`body is not JSON; ${context}`);
+  }
+  assert.ok(body !== null && typeof body === 'object' && 'detail' in body, `no detail; ${context}`);
+  const { detail } = body;
+  if (typeof detail === 'string') {
+    assert.ok(detail.length > 0, `empty detail; ${context}`);
+  } else {
+    assert.ok(Array.isArray(detail) && detail.length > 0, `detail neither string nor list; ${context}`);
+    for (const item of detail as Json[]) {
+      assert.ok(Array.isArray(item.loc), `loc is not a list; ${context}`);
+      assert.equal(typeof item.msg, 'string', context);
+      assert.equal(typeof item.type, 'string', context);
+    }
+  }
+  if (loc) {
+    assert.ok(Array.isArray(detail), `detail should list fields; ${context}`);
+    const wanted = JSON.stringify(loc);
+    const found = (detail as Json[]).some((item) => {
+      const got = item.loc as Loc;
+      return JSON.stringify(got.slice(Math.max(0, got.length - loc.length))) === wanted;
+    });
+    assert.ok(found, `no detail item for ${loc.join('.')}; ${context}`);
+  }
+  return body;
+}
+
+/** Parses a response that must have the given status. */
+export function expectStatus(res: LightMyRequestResponse, status: number, label = ''): Json {
+  assert.equal(
+    res.statusCode,
+    status,
+    `${label} expected ${status}, got ${res.statusCode}: ${res.body.slice(0, 500)}`,
+  );
+  return res.body === '' ? {} : (res.json() as Json);
+}
+
+/** A valid tracker payload for the source `src-1` with its own session. */
+export function validPayload(sessionId: string, extra: Json = {}): Json {
+  return {
+    source: { id: 'src-1' },
+    session: { id: sessionId },
+    events: [{ type: 'page-view', properties: { path: '/' } }],
+    ...extra,
+  };
+}
+
+/** How many stored events match the query (up to 1000: one page). */
+export async function countEvents(service: Service, query = ''): Promise<number> {
+  const res = await service.get(`/events?limit=1000${query ? `&${query}` : ''}`);
+  const body = expectStatus(res, 200, 'GET /events');
+  return (body.result as Json[]).length;
+}
+
+/** Every stored event matching the query string, through all pages of GET /events. */
+export async function allEvents(service: Service, query: Record<string, string> = {}): Promise<Json[]> {
+  const events: Json[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < 10_000; pages++) {
+    const params = new URLSearchParams({ limit: '1000', ...query });
+    if (cursor) params.set('cursor', cursor);
+    const page = expectStatus(await service.get(`/events?${params}`), 200, 'GET /events');
+    events.push(...(page.result as Json[]));
+    cursor = page.next as string | null;
+    if (!cursor) return events;
+  }
+  throw new Error('too many pages');
+}
+
+/** Snapshot of the own keys of the built-in prototypes, to detect pollution. */
+export function prototypeKeys(): string {
+  return JSON.stringify(
+    [Object.prototype, Array.prototype, Function.prototype, String.prototype].map((p) =>
+      Reflect.ownKeys(p).map(String).sort(),
+    ),
+  );
+}
