@@ -13,9 +13,9 @@ usePostgres();
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-/** Bodies recorded from Tracardi's browser tracker and Python SDK (copies of the shared tracker fixtures). */
+/** Bodies recorded from Tracardi's browser tracker and Python SDK. */
 const fixture = (name: string): Json =>
-  JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as Json;
+  JSON.parse(readFileSync(new URL(`../fixtures/tracker/${name}`, import.meta.url), 'utf8')) as Json;
 
 function body(res: LightMyRequestResponse, status = 200): Json {
   assert.equal(
