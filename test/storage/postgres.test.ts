@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, test, type TestContext } from 'node:test';
 import pg from 'pg';
 import type { CommitResult } from '../../src/domain/records.js';
@@ -147,6 +149,37 @@ describe('postgres: several processes on one database', () => {
     await store.open();
     t.after(() => store.close());
     assert.equal(await store.ping(), true);
+  });
+});
+
+describe('postgres: npm run migrate', () => {
+  const run = (url: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/migrate.ts'], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: { ...process.env, DATABASE_URL: url },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+
+  test('applies the migrations and exits; a second run has nothing to apply', async () => {
+    const url = await testSchema();
+    const first = run(url);
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stdout, new RegExp(`applied migrations 1.*version ${migrations.length}`));
+    const second = run(url);
+    assert.equal(second.status, 0, second.stderr);
+    assert.match(second.stdout, /nothing to apply/);
+    const store = new PostgresStore({ url, writeQueueLimit: 10, migrateOnStart: false });
+    await store.open();
+    await store.close();
+  });
+
+  test('exits with an error when the database cannot be reached', async () => {
+    const { proxy, url } = await TcpProxy.in(await testSchema());
+    await proxy.down();
+    const result = run(url);
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /ECONNREFUSED|connect/i);
   });
 });
 
