@@ -31,6 +31,7 @@ import { Metrics } from './metrics.js';
 import healthRoutes from './routes/health.js';
 import managementRoutes from './routes/management.js';
 import trackingRoutes from './routes/tracking.js';
+import webRoutes from './routes/web.js';
 import type { AppConfig, Services } from './services.js';
 import { createStore } from './storage/index.js';
 import type { Store } from './storage/store.js';
@@ -148,5 +149,6 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(healthRoutes, { services });
   await app.register(trackingRoutes, { services });
   await app.register(managementRoutes, { services });
+  await app.register(webRoutes, { services });
   return app;
 }

@@ -1,0 +1,150 @@
+import { api, query, type EventPage, type EventRecord } from '../api.js';
+import { clear, compactJson, formatTime, h, shortId } from '../dom.js';
+import { bucketByMinute, EventsChart } from './chart.js';
+import { errorText, poll, type View } from './view.js';
+
+const LIVE_MS = 2000;
+const CHART_MS = 10_000;
+const CHART_SAMPLE = 1000;
+
+const FILTERS = [
+  ['type', 'Event type'],
+  ['source_id', 'Source id'],
+  ['profile_id', 'Profile id'],
+  ['session_id', 'Session id'],
+] as const;
+
+/** The live view: events as they arrive (polled every 2 s), and a chart of events per type and minute. */
+export const eventsView: View = (root) => {
+  const inputs = Object.fromEntries(
+    FILTERS.map(([name, label]) => [
+      name,
+      h('input', { name, id: `filter-${name}`, placeholder: label, 'aria-label': label, spellcheck: false }),
+    ]),
+  ) as Record<(typeof FILTERS)[number][0], HTMLInputElement>;
+  const pause = h('input', { type: 'checkbox', id: 'live-pause' });
+  const status = h('span', { className: 'muted', id: 'live-status' }, 'Loading…');
+  const chartStatus = h('span', { className: 'muted', id: 'chart-status' });
+  const rows = h('tbody');
+  const canvas = h('canvas', { id: 'events-chart', 'aria-label': 'Events per type and minute' });
+  const seen = new Set<string>();
+  let first = true;
+
+  const filters = () => Object.fromEntries(FILTERS.map(([name]) => [name, inputs[name].value.trim()]));
+
+  const form = h(
+    'form',
+    {
+      className: 'filters',
+      id: 'live-filters',
+      onsubmit: (event) => {
+        event.preventDefault();
+        restart();
+      },
+    },
+    Object.values(inputs),
+    h('button', { type: 'submit' }, 'Apply'),
+    h('label', { className: 'inline' }, pause, ' Pause'),
+  );
+
+  mount(root);
+  function mount(into: HTMLElement) {
+    into.append(
+      h(
+        'section',
+        { className: 'card' },
+        h('div', { className: 'card-head' }, h('h2', {}, 'Events per type and minute'), chartStatus),
+        h('div', { className: 'chart-box' }, canvas),
+      ),
+      h(
+        'section',
+        { className: 'card' },
+        h('div', { className: 'card-head' }, h('h2', {}, 'Live events'), status),
+        form,
+        h(
+          'table',
+          { id: 'live-events', className: 'grid' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['Time', 'Type', 'Source', 'Profile', 'Session', 'Properties'].map((t) => h('th', {}, t)),
+            ),
+          ),
+          rows,
+        ),
+      ),
+    );
+  }
+
+  const chart = new EventsChart(canvas);
+
+  function row(event: EventRecord, fresh: boolean): HTMLTableRowElement {
+    const profile = event.profile?.id;
+    return h(
+      'tr',
+      { className: fresh ? 'fresh' : '', 'data-id': event.id, 'data-type': event.type },
+      h('td', { title: event.metadata.time.insert }, formatTime(event.metadata.time.insert)),
+      h('td', { className: 'type' }, h('span', { className: 'tag' }, event.type)),
+      h('td', {}, event.source.id),
+      h(
+        'td',
+        { className: 'mono' },
+        profile
+          ? h('a', { href: `#/profile/${encodeURIComponent(profile)}`, title: profile }, shortId(profile))
+          : '—',
+      ),
+      h('td', { className: 'mono', title: event.session?.id ?? '' }, shortId(event.session?.id) || '—'),
+      h('td', { className: 'mono props' }, compactJson(event.properties)),
+    );
+  }
+
+  async function refreshLive(): Promise<void> {
+    if (pause.checked) return;
+    try {
+      const page = await api.get<EventPage>(`/events${query({ ...filters(), limit: 50 })}`);
+      clear(rows);
+      for (const event of page.result) {
+        rows.append(row(event, !first && !seen.has(event.id)));
+        seen.add(event.id);
+      }
+      if (page.result.length === 0) {
+        rows.append(h('tr', {}, h('td', { colSpan: 6, className: 'muted' }, 'No events yet.')));
+      }
+      first = false;
+      status.textContent = `${page.result.length} newest · updated ${new Date().toLocaleTimeString()}`;
+    } catch (error) {
+      status.textContent = `Could not load events: ${errorText(error)}`;
+    }
+  }
+
+  async function refreshChart(): Promise<void> {
+    try {
+      const page = await api.get<EventPage>(`/events${query({ ...filters(), limit: CHART_SAMPLE })}`);
+      const buckets = bucketByMinute(page.result);
+      chart.update(buckets);
+      chartStatus.textContent =
+        page.result.length === 0
+          ? 'No events yet.'
+          : `newest ${page.result.length} events, ${formatTime(new Date(buckets.from).toISOString())}–${formatTime(new Date(buckets.to).toISOString())}`;
+    } catch (error) {
+      chartStatus.textContent = `Could not load events: ${errorText(error)}`;
+    }
+  }
+
+  let stops: (() => void)[] = [];
+  function restart() {
+    stops.forEach((stop) => stop());
+    seen.clear();
+    first = true;
+    stops = [poll(refreshLive, LIVE_MS), poll(refreshChart, CHART_MS)];
+  }
+  restart();
+
+  return () => {
+    stops.forEach((stop) => stop());
+    chart.destroy();
+  };
+};

@@ -1,0 +1,3 @@
+import { install } from './tracker.js';
+
+install();
