@@ -62,3 +62,35 @@ test('a store locked by another process: /track answers 503 with Retry-After and
     await service.close();
   }
 });
+
+test('a full write queue: 503 with Retry-After, and nothing of the refused requests is stored', async () => {
+  const service = await startService({ writeQueueLimit: 1 });
+  try {
+    await service.createSource();
+    const bodies = Array.from({ length: 30 }, (_, i) =>
+      payload({ events: [{ type: 'queued', properties: { i } }] }),
+    );
+    const answers = await Promise.all(bodies.map((body) => service.post('/track', body)));
+    const statuses = answers.map((res) => res.statusCode);
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 503),
+      `statuses: ${statuses.join(',')}`,
+    );
+    assert.ok(statuses.includes(503), `no request was refused: ${statuses.join(',')}`);
+    assert.ok(statuses.includes(200), `no request was accepted: ${statuses.join(',')}`);
+    for (const [i, res] of answers.entries()) {
+      const sid = (bodies[i]!.session as { id: string }).id;
+      if (res.statusCode === 503) {
+        expectUnavailable(res, `request ${i}`);
+        assert.equal(await statusOf(service, `/session/${sid}`), 404);
+      } else {
+        assert.equal(await statusOf(service, `/session/${sid}`), 200);
+        assert.equal(await statusOf(service, `/profile/${res.json().profile.id}`), 200);
+      }
+    }
+    const stored = await allEvents(service, { type: 'queued' });
+    assert.equal(stored.length, statuses.filter((s) => s === 200).length);
+  } finally {
+    await service.close();
+  }
+});

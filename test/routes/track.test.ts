@@ -59,6 +59,17 @@ describe('POST /track', () => {
     assert.deepEqual(byType.get('no-properties')!.properties, {});
     assert.deepEqual(byType.get('no-properties')!.context, {});
     for (const event of stored) {
+      assert.deepEqual(Object.keys(event).sort(), [
+        'context',
+        'id',
+        'metadata',
+        'profile',
+        'properties',
+        'session',
+        'source',
+        'type',
+      ]);
+      assert.deepEqual(Object.keys(event.metadata).sort(), ['ip', 'profile_less', 'status', 'time']);
       assert.equal(typeof event.id, 'string');
       assert.deepEqual(event.source, { id: 'src-1' });
       assert.deepEqual(event.session, { id: res.session.id });
@@ -74,6 +85,7 @@ describe('POST /track', () => {
   test('the stored session and profile have the record shapes of section 6', async () => {
     const res = await track(service, payload());
     const session = await read(service, `/session/${res.session.id}`);
+    assert.deepEqual(Object.keys(session).sort(), ['context', 'id', 'metadata', 'profile', 'properties']);
     assert.equal(session.id, res.session.id);
     assert.deepEqual(session.profile, { id: res.profile.id });
     assert.match(session.metadata.time.insert, ISO_UTC);
@@ -82,6 +94,15 @@ describe('POST /track', () => {
     assert.deepEqual(session.properties, {});
 
     const profile = await read(service, `/profile/${res.profile.id}`);
+    assert.deepEqual(Object.keys(profile).sort(), [
+      'consents',
+      'id',
+      'interests',
+      'metadata',
+      'segments',
+      'stats',
+      'traits',
+    ]);
     assert.equal(profile.id, res.profile.id);
     assert.match(profile.metadata.time.insert, ISO_UTC);
     assert.match(profile.metadata.time.update, ISO_UTC);
