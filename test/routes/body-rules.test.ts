@@ -357,6 +357,21 @@ describe('no input yields a 500', () => {
     });
   }
 
+  test('unknown routes and methods answer JSON with a detail', async () => {
+    const cases: [Method | 'PUT' | 'PATCH', string][] = [
+      ['GET', '/nowhere'],
+      ['GET', '/track'],
+      ['PUT', '/track'],
+      ['DELETE', '/collect/a/src-1'],
+      ['PATCH', '/event-source'],
+    ];
+    for (const [method, url] of cases) {
+      const res = await service.app.inject({ method, url, headers: AUTH });
+      assert.ok(res.statusCode === 404 || res.statusCode === 405, `${method} ${url}: ${res.statusCode}`);
+      expectError(res, res.statusCode);
+    }
+  });
+
   test('binary garbage is a 400', async () => {
     const res = await raw(service, '/track', Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x80]));
     expectError(res, 400);

@@ -80,6 +80,7 @@ describe('CORS', () => {
       ['/track', { events: [] }],
       ['/collect/a/nope', {}],
       ['/collect/a/src-1', '[1]'],
+      ['/track', JSON.stringify(payload({ properties: { pad: 'x'.repeat(1_100_000) } }))],
     ];
     for (const [url, body] of cases) {
       const res = await service.post(url, body, { origin: ORIGIN });

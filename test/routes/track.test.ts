@@ -180,6 +180,16 @@ describe('POST /track', () => {
     assert.deepEqual(traits, { public: storedTraits.public });
   });
 
+  test('options.profile=true returns the profile as stored after this request (its new visit included)', async () => {
+    const first = await track(service, payload());
+    const res = await track(service, payload({ profile: first.profile, options: { profile: true } }));
+    assert.equal(res.profile.id, first.profile.id);
+    assert.equal(res.profile.stats.visits, 2);
+    const stored = await read(service, `/profile/${first.profile.id}`);
+    assert.deepEqual(res.profile.metadata, stored.metadata);
+    assert.deepEqual(res.profile.stats, stored.stats);
+  });
+
   test('options.profile=false (the default) returns only the profile id', async () => {
     const res = await track(service, payload({ options: { profile: false } }));
     assert.deepEqual(Object.keys(res.profile), ['id']);
