@@ -28,6 +28,8 @@ export interface Config {
   rejectedMaxAgeDays: number;
   /** The quarantine keeps at most this many rejected requests (the newest). */
   rejectedMaxCount: number;
+  /** Collector processes on this machine (node cluster); more than 1 needs the PostgreSQL store. */
+  workers: number;
   logLevel: string;
   /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
   accessLog: boolean;
@@ -56,6 +58,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     rateLimit: 0,
     rejectedMaxAgeDays: 30,
     rejectedMaxCount: 100_000,
+    workers: 1,
     logLevel: 'info',
     accessLog: false,
     ...overrides,
@@ -97,6 +100,12 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
   }
+  const workers = integer(env, 'TRACK_WORKERS', base.workers, 1);
+  if (workers > 1 && databaseUrl === undefined) {
+    throw new ConfigError(
+      `TRACK_WORKERS=${workers} needs the PostgreSQL store (DATABASE_URL): the embedded store allows one writer process`,
+    );
+  }
   return Object.freeze({
     port: integer(env, 'PORT', base.port, 0),
     host: text(env, 'HOST') ?? base.host,
@@ -114,6 +123,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     rateLimit: integer(env, 'TRACK_RATE_LIMIT', base.rateLimit, 0),
     rejectedMaxAgeDays: integer(env, 'TRACK_REJECTED_MAX_AGE_DAYS', base.rejectedMaxAgeDays, 1),
     rejectedMaxCount: integer(env, 'TRACK_REJECTED_MAX_COUNT', base.rejectedMaxCount, 1),
+    workers,
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
     accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
   });

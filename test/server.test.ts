@@ -134,6 +134,13 @@ test('a bad setting stops the start with a clear message and exit code 1', async
   assert.match(output(), /configuration error: PORT must be an integer/);
 });
 
+test('TRACK_WORKERS above 1 is refused with the embedded store (one writer)', async () => {
+  const { child, output } = startServer({ TRACK_WORKERS: '2', TRACK_DATA_DIR: tempDir() });
+  const [code] = await once(child, 'exit');
+  assert.equal(code, 1);
+  assert.match(output(), /configuration error: TRACK_WORKERS=2 needs the PostgreSQL store \(DATABASE_URL\)/);
+});
+
 test('settings are read from the environment with the defaults of the contract', () => {
   const defaults = loadConfig({});
   assert.equal(defaults.port, 8686);
