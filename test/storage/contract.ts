@@ -11,6 +11,7 @@ import type {
   EventTypeRecord,
   RejectedRecord,
   SessionRecord,
+  WriteSet,
 } from '../../src/domain/records.js';
 import { newProfile } from '../../src/domain/records.js';
 import type { EventPosition, Store } from '../../src/storage/store.js';
@@ -288,6 +289,72 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.notEqual(await store.getEvent('fine'), null);
     });
 
+    test('commit: in one batch, failures and conflicts anywhere leave the other write sets whole', async (t) => {
+      const { store } = await open(t);
+      ok(await store.commit({ events: [event('taken')] }));
+      ok(
+        await store.commit({ session: { record: session('known', null), expectVersion: null }, events: [] }),
+      );
+      ok(await store.commit({ profile: { op: 'create', record: newProfile('p', at(0)) }, events: [] }));
+      const kinds = [
+        'ok',
+        'error',
+        'ok',
+        'conflict',
+        'error',
+        'ok',
+        'visit-conflict',
+        'visit',
+        'visit',
+        'ok',
+      ];
+      const settled = await Promise.allSettled(
+        kinds.map((kind, i) => {
+          const sessionId = kind === 'conflict' || kind === 'visit-conflict' ? 'known' : `s${i}`;
+          const ws: WriteSet = {
+            session: {
+              record: session(sessionId, kind.startsWith('visit') ? 'p' : null),
+              expectVersion: null,
+            },
+            events: [
+              event(`e${i}`, { session: { id: sessionId } }),
+              event(kind === 'error' ? 'taken' : `f${i}`),
+            ],
+          };
+          if (kind.startsWith('visit')) ws.profile = { op: 'visit', id: 'p', at: at(1000 + i) };
+          return store.commit(ws);
+        }),
+      );
+      kinds.forEach((kind, i) => {
+        const outcome = settled[i]!;
+        if (kind === 'error') assert.equal(outcome.status, 'rejected', `${i} ${kind}`);
+        else assert.equal(outcome.status, 'fulfilled', `${i} ${kind}`);
+        const value = outcome.status === 'fulfilled' ? outcome.value : null;
+        if (kind.endsWith('conflict'))
+          assert.deepEqual(value, { ok: false, conflict: 'session' }, `${i} ${kind}`);
+        if (kind === 'ok' || kind === 'visit') assert.equal(value?.ok, true, `${i} ${kind}`);
+      });
+      for (const [i, kind] of kinds.entries()) {
+        const kept = kind === 'ok' || kind === 'visit';
+        assert.equal((await store.getEvent(`e${i}`)) !== null, kept, `event of ${i} ${kind}`);
+        if (kind !== 'error')
+          assert.equal((await store.getEvent(`f${i}`)) !== null, kept, `event f of ${i} ${kind}`);
+        if (kind !== 'conflict' && kind !== 'visit-conflict') {
+          assert.equal((await store.getSession(`s${i}`)) !== null, kept, `session of ${i} ${kind}`);
+        }
+      }
+      // Two visits kept, the one of the conflicting write set not counted.
+      const profile = await store.getProfile('p');
+      assert.equal(profile?.stats.visits, 3);
+      assert.deepEqual(profile?.metadata.time.visit, { last: at(1007), current: at(1008), count: 3 });
+      const [seventh, eighth] = [settled[7]!, settled[8]!];
+      assert.ok(
+        seventh.status === 'fulfilled' && seventh.value.ok && seventh.value.profile?.stats.visits === 2,
+      );
+      assert.ok(eighth.status === 'fulfilled' && eighth.value.ok && eighth.value.profile?.stats.visits === 3);
+      assert.equal((await store.getSession('known'))?.version, 1);
+    });
+
     test('commit: concurrent visits of one profile are all counted', async (t) => {
       const { store } = await open(t);
       ok(await store.commit({ profile: { op: 'create', record: newProfile('p', at(0)) }, events: [] }));
@@ -415,6 +482,33 @@ export function storeContract(name: string, factory: StoreFactory): void {
       await store.putRejected(r);
       assert.deepEqual(await store.getRejected('r-odd'), r);
       assert.deepEqual(await store.listRejected({}, 10, null), [r]);
+    });
+
+    test('ids and types holding U+0000 are stored and found', async (t) => {
+      const { store } = await open(t);
+      const [sid, pid, eid, type] = ['s\u00001', 'p\u0000', '\u0000e', 'view\u0000'];
+      assert.equal(await store.getSession(sid), null);
+      assert.equal(await store.getSource('\u0000'), null);
+      assert.equal(await store.getEventType('\u0000'), null);
+      const record = session(sid, pid);
+      ok(
+        await store.commit({
+          session: { record, expectVersion: null },
+          profile: { op: 'create', record: newProfile(pid, at(0)) },
+          events: [event(eid, { type, session: { id: sid }, profile: { id: pid } })],
+        }),
+      );
+      assert.deepEqual(await store.getSession(sid), { record, version: 1 });
+      assert.equal((await store.getProfile(pid))?.id, pid);
+      assert.equal((await store.getEvent(eid))?.type, type);
+      assert.deepEqual(await ids(store.listEvents({ sessionId: sid, type, profileId: pid }, 10, null)), [
+        eid,
+      ]);
+      await store.putRejected(rejected('r\u0000', at(0), { event_types: [type], source_id: '\u0000' }));
+      assert.deepEqual(await ids(store.listRejected({ eventType: type, sourceId: '\u0000' }, 10, null)), [
+        'r\u0000',
+      ]);
+      assert.deepEqual(await store.eraseProfile(pid), { profiles: 1, sessions: 1, events: 1 });
     });
 
     test('eraseProfile: the profile, its sessions and their events, with counts', async (t) => {

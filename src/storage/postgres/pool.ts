@@ -42,6 +42,8 @@ export function createPool(options: PoolOptions): pg.Pool {
     query_timeout: options.statementTimeoutMs + 5_000,
     max: options.max,
     idleTimeoutMillis: 30_000,
+    // Statements queued on one connection are sent without waiting for the answers before them.
+    pipeline: true,
   });
   // An idle connection that breaks is removed by the pool; without a listener its error would end the process.
   pool.on('error', ignore);

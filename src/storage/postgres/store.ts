@@ -9,7 +9,6 @@ import type {
   StoredSession,
   WriteSet,
 } from '../../domain/records.js';
-import { applyVisit } from '../../domain/records.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
@@ -23,6 +22,7 @@ import {
   translate,
   type ConnectionOptions,
 } from './pool.js';
+import { documentColumns as columns, planWriteSet, type WritePlan } from './write-set.js';
 
 export interface PostgresOptions {
   /** `postgres://…` connection string. */
@@ -44,24 +44,20 @@ const PING_TIMEOUT_MS = 2000;
 /** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
 const RETRIES = 3;
 
-/** Thrown inside a write set's savepoint to undo just that write set. */
-class Conflict extends Error {
-  constructor(readonly kind: 'session' | 'profile') {
-    super(kind);
-  }
+/**
+ * PostgreSQL text cannot hold U+0000. In ids and other key values (never in documents, where JSON
+ * escapes it) it stands as U+FFFD, the same way on writes and lookups, so such a value is stored and
+ * found instead of failing the request.
+ */
+function storable(value: unknown): unknown {
+  if (typeof value === 'string') return value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
+  if (Array.isArray(value)) return value.map(storable);
+  return value;
 }
 
-/**
- * jsonb cannot hold U+0000 or a lone surrogate. JSON.stringify writes both as `\u` escapes (and every
- * other character as itself), so this finds the documents to keep in the `json` column instead; a
- * literal backslash followed by such text matches too, which only costs the jsonb form.
- */
-const NOT_FOR_JSONB = /\\u(?:0000|d[89a-f])/i;
-
-/** The `[doc, raw]` column values of a document: exactly one is set. */
-function columns(value: unknown): [string | null, string | null] {
-  const text = JSON.stringify(value);
-  return NOT_FOR_JSONB.test(text) ? [null, text] : [text, null];
+/** The driver error behind a StoreUnavailableError. */
+function causeOf(error: unknown): unknown {
+  return error instanceof StoreUnavailableError ? error.cause : error;
 }
 
 interface DocRow {
@@ -91,27 +87,12 @@ const SQL = {
   listSources: { name: 'list-sources', text: 'SELECT doc, raw FROM sources ORDER BY id' },
   deleteSource: { name: 'delete-source', text: 'DELETE FROM sources WHERE id = $1' },
   getSession: { name: 'get-session', text: 'SELECT doc, raw, version FROM sessions WHERE id = $1' },
-  insertSession: {
-    name: 'insert-session',
-    text: 'INSERT INTO sessions (id, profile_id, version, doc, raw) VALUES ($1, $2, 1, $3, $4) ON CONFLICT (id) DO NOTHING',
-  },
-  updateSession: {
-    name: 'update-session',
-    text: 'UPDATE sessions SET profile_id = $2, doc = $3, raw = $4, version = version + 1 WHERE id = $1 AND version = $5',
-  },
   getProfile: { name: 'get-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1' },
   lockProfiles: {
     name: 'lock-profiles',
     text: 'SELECT id, doc, raw FROM profiles WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
   },
   lockProfile: { name: 'lock-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1 FOR UPDATE' },
-  insertProfile: { name: 'insert-profile', text: 'INSERT INTO profiles (id, doc, raw) VALUES ($1, $2, $3)' },
-  updateProfile: { name: 'update-profile', text: 'UPDATE profiles SET doc = $2, raw = $3 WHERE id = $1' },
-  insertEvents: {
-    name: 'insert-events',
-    text: `INSERT INTO events (id, insert_time, type, source_id, session_id, profile_id, doc, raw)
-      SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::json[])`,
-  },
   getEvent: { name: 'get-event', text: 'SELECT doc, raw FROM events WHERE id = $1' },
   eraseSessionEvents: {
     name: 'erase-session-events',
@@ -196,7 +177,7 @@ export class PostgresStore implements Store {
   ): Promise<pg.QueryResult<R>> {
     try {
       const config = typeof statement === 'string' ? { text: statement } : statement;
-      return await this.db.query<R>({ ...config, values });
+      return await this.db.query<R>({ ...config, values: values.map(storable) });
     } catch (error) {
       throw translate(error);
     }
@@ -239,62 +220,51 @@ export class PostgresStore implements Store {
   // ---- group commit ----
 
   /**
-   * Writes a batch in one transaction, each write set in its own savepoint. The profiles the batch
-   * visits are locked first, in id order, so that batches of several processes cannot deadlock on
-   * them. A write set that loses a deadlock or serialization race on something else is retried alone
-   * after the batch; when the batch transaction itself fails for a reason other than an unreachable
-   * database, every write set is retried alone so that one bad write set cannot fail the others.
+   * Writes a batch in one transaction, each write set in its own savepoint, so that a conflict or an
+   * error undoes that write set alone. The profiles the batch visits are locked first, in id order,
+   * so that batches of several processes cannot deadlock on them. A write set that loses a deadlock
+   * or serialization race on something else is retried alone after the batch; when the batch
+   * transaction itself fails for a reason other than an unreachable database, every write set is
+   * retried alone so that one bad write set cannot fail the others.
    */
   private async writeBatch(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
-    const outcomes: (ItemOutcome<CommitResult> | undefined)[] = new Array(items.length);
-    const again: number[] = [];
+    let outcomes: (ItemOutcome<CommitResult> | undefined)[];
     try {
-      await this.transaction(async (client) => {
-        const profiles = await this.lockVisitedProfiles(client, items);
-        for (let i = 0; i < items.length; i++) {
-          const outcome = await this.applyInSavepoint(client, items[i]!, profiles);
-          if (outcome.ok) outcomes[i] = outcome;
-          else if (isRetryable(outcome.error)) again.push(i);
-          else outcomes[i] = { ok: false, error: translate(outcome.error) };
-        }
-      });
+      outcomes = (await this.batchTransaction(items)).map((o) =>
+        o.ok || !isRetryable(o.error) ? o : undefined,
+      );
     } catch (error) {
-      const cause = error instanceof StoreUnavailableError ? error.cause : error;
-      if (isUnavailable(error) && !isRetryable(cause)) throw error;
-      return this.writeEachAlone(items);
+      if (isUnavailable(error) && !isRetryable(causeOf(error))) throw error;
+      outcomes = items.map(() => undefined);
     }
-    for (const i of again) outcomes[i] = await this.writeAlone(items[i]!);
-    return outcomes as ItemOutcome<CommitResult>[];
+    for (let i = 0; i < items.length; i++) outcomes[i] ??= await this.writeAlone(items[i]!);
+    return outcomes.map((o) => (o!.ok ? o! : { ok: false, error: translate(o!.error) }));
   }
 
-  private async writeEachAlone(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
-    const outcomes: ItemOutcome<CommitResult>[] = [];
-    for (const item of items) outcomes.push(await this.writeAlone(item));
-    return outcomes;
-  }
-
-  /** One write set in a transaction of its own, retried a few times after a deadlock. */
+  /** One write set in a transaction of its own, tried again after a deadlock or serialization failure. */
   private async writeAlone(ws: WriteSet): Promise<ItemOutcome<CommitResult>> {
     for (let attempt = 1; ; attempt++) {
+      let outcome: ItemOutcome<CommitResult>;
       try {
-        const value = await this.transaction(async (client) => {
-          try {
-            return await this.apply(client, ws, new Map());
-          } catch (error) {
-            if (error instanceof Conflict) return { ok: false as const, conflict: error.kind };
-            throw error;
-          }
-        });
-        return { ok: true, value };
+        outcome = (await this.batchTransaction([ws]))[0]!;
       } catch (error) {
-        const cause = error instanceof StoreUnavailableError ? error.cause : error;
-        if (attempt < RETRIES && isRetryable(cause)) continue;
-        return { ok: false, error: translate(error) };
+        outcome = { ok: false, error };
       }
+      if (outcome.ok || attempt >= RETRIES || !isRetryable(causeOf(outcome.error))) return outcome;
     }
   }
 
-  /** Locks the stored profiles that the batch visits (sorted by id) and returns their documents. */
+  private batchTransaction(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
+    return this.transaction(async (client) => {
+      const profiles = await this.lockVisitedProfiles(client, items);
+      const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
+      let next = 0;
+      while (next < items.length) next = await this.writeChunk(client, items, next, profiles, outcomes);
+      return outcomes;
+    });
+  }
+
+  /** Locks the stored profiles that the batch visits (in id order) and returns their documents. */
   private async lockVisitedProfiles(
     client: pg.PoolClient,
     items: WriteSet[],
@@ -303,88 +273,72 @@ export class PostgresStore implements Store {
     for (const ws of items) if (ws.profile?.op === 'visit') ids.add(ws.profile.id);
     const profiles = new Map<string, ProfileRecord>();
     if (ids.size === 0) return profiles;
-    const { rows } = await client.query<DocRow & { id: string }>({ ...SQL.lockProfiles, values: [[...ids]] });
+    const { rows } = await client.query<DocRow & { id: string }>({
+      ...SQL.lockProfiles,
+      values: [[...ids].map(storable)],
+    });
     for (const row of rows) profiles.set(row.id, docOf<ProfileRecord>(row)!);
     return profiles;
   }
 
-  private async applyInSavepoint(
+  /**
+   * Writes the write sets from `start` on, each between SAVEPOINT and RELEASE, sending them all at
+   * once (the connection pipelines them: one round trip for the lot). The chunk stops before a write
+   * set whose profile an earlier one of the chunk creates or visits, since its visit must see that
+   * write set's outcome. When a statement fails, the server ignores what follows until ROLLBACK TO
+   * SAVEPOINT: that write set gets the error and the ones after it are sent again. `profiles` holds
+   * the current documents of the locked profiles and takes the changes of each write set kept.
+   * Returns the index of the first write set not done.
+   */
+  private async writeChunk(
     client: pg.PoolClient,
-    ws: WriteSet,
+    items: WriteSet[],
+    start: number,
     profiles: Map<string, ProfileRecord>,
-  ): Promise<ItemOutcome<CommitResult>> {
-    await client.query('SAVEPOINT write_set');
-    // The profile documents this write set changes take effect for later write sets only once it is kept.
-    const changed = new Map<string, ProfileRecord>();
-    try {
-      const value = await this.apply(client, ws, profiles, changed);
-      await client.query('RELEASE SAVEPOINT write_set');
-      for (const [id, profile] of changed) profiles.set(id, profile);
-      return { ok: true, value };
-    } catch (error) {
-      if (isConnectionLost(error)) throw error; // the whole transaction is gone
-      await client.query('ROLLBACK TO SAVEPOINT write_set');
-      if (error instanceof Conflict) return { ok: true, value: { ok: false, conflict: error.kind } };
-      return { ok: false, error };
-    }
-  }
-
-  /** Writes one write set; throws Conflict when the session or profile is not as the request expects. */
-  private async apply(
-    client: pg.PoolClient,
-    ws: WriteSet,
-    profiles: Map<string, ProfileRecord>,
-    changed: Map<string, ProfileRecord> = profiles,
-  ): Promise<CommitResult> {
-    if (ws.session) {
-      const { record, expectVersion } = ws.session;
-      const [doc, raw] = columns(record);
-      const profileId = record.profile?.id ?? null;
-      const result =
-        expectVersion === null
-          ? await client.query({ ...SQL.insertSession, values: [record.id, profileId, doc, raw] })
-          : await client.query({
-              ...SQL.updateSession,
-              values: [record.id, profileId, doc, raw, expectVersion],
-            });
-      if (result.rowCount === 0) throw new Conflict('session');
-    }
-    let profile: ProfileRecord | null = null;
-    if (ws.profile?.op === 'create') {
-      profile = ws.profile.record;
-      await client.query({ ...SQL.insertProfile, values: [profile.id, ...columns(profile)] });
-      changed.set(profile.id, profile);
-    } else if (ws.profile?.op === 'visit') {
-      const { id, at } = ws.profile;
-      let current = profiles.get(id) ?? null;
-      if (!current) {
-        const { rows } = await client.query<DocRow>({ ...SQL.lockProfile, values: [id] });
-        current = docOf<ProfileRecord>(rows[0]);
+    outcomes: ItemOutcome<CommitResult>[],
+  ): Promise<number> {
+    const touched = new Set<string>();
+    const planned: { index: number; plan: Extract<WritePlan, { statement: unknown }> }[] = [];
+    let end = start;
+    for (; end < items.length; end++) {
+      const ws = items[end]!;
+      const profileId = ws.profile?.op === 'create' ? ws.profile.record.id : ws.profile?.id;
+      if (profileId !== undefined) {
+        if (touched.has(profileId)) break;
+        touched.add(profileId);
       }
-      if (!current) throw new Conflict('profile');
-      profile = applyVisit(current, at);
-      await client.query({ ...SQL.updateProfile, values: [id, ...columns(profile)] });
-      changed.set(id, profile);
+      const plan = planWriteSet(ws, (id) => profiles.get(id) ?? null);
+      if ('conflict' in plan) outcomes[end] = { ok: true, value: { ok: false, conflict: plan.conflict } };
+      else planned.push({ index: end, plan });
     }
-    if (ws.events.length > 0) {
-      const cols: unknown[][] = [[], [], [], [], [], [], [], []];
-      for (const e of ws.events) {
-        const [doc, raw] = columns(e);
-        const row = [
-          e.id,
-          e.metadata.time.insert,
-          e.type,
-          e.source.id,
-          e.session?.id ?? null,
-          e.profile?.id ?? null,
-          doc,
-          raw,
-        ];
-        row.forEach((value, i) => cols[i]!.push(value));
+    const sent = planned.map(({ plan: { statement } }) =>
+      Promise.allSettled([
+        client.query('SAVEPOINT write_set'),
+        client.query<{ written: boolean }>({ ...statement, values: statement.values.map(storable) }),
+        client.query('RELEASE SAVEPOINT write_set'),
+      ]),
+    );
+    const results = await Promise.all(sent);
+    for (let k = 0; k < planned.length; k++) {
+      const { index, plan } = planned[k]!;
+      const [savepoint, write, release] = results[k]!;
+      const failed = [savepoint, write, release].find((step) => step.status === 'rejected');
+      if (failed) {
+        const error: unknown = failed.reason;
+        // Without the savepoint or the connection, the transaction cannot go on: the batch fails.
+        if (savepoint.status === 'rejected' || isConnectionLost(error)) throw error;
+        await client.query('ROLLBACK TO SAVEPOINT write_set');
+        outcomes[index] = { ok: false, error };
+        return index + 1;
       }
-      await client.query({ ...SQL.insertEvents, values: cols });
+      if (write.status === 'fulfilled' && write.value.rows[0]?.written === true) {
+        if (plan.profile) profiles.set(plan.profile.id, plan.profile);
+        outcomes[index] = { ok: true, value: { ok: true, profile: plan.profile } };
+      } else {
+        outcomes[index] = { ok: true, value: { ok: false, conflict: 'session' } };
+      }
     }
-    return { ok: true, profile };
+    return end;
   }
 
   // ---- records ----
@@ -452,10 +406,11 @@ export class PostgresStore implements Store {
 
   async eraseProfile(id: string): Promise<ErasedCounts | null> {
     return this.transaction(async (client) => {
-      const locked = await client.query({ ...SQL.lockProfile, values: [id] });
+      const key = storable(id);
+      const locked = await client.query({ ...SQL.lockProfile, values: [key] });
       if (locked.rowCount === 0) return null;
       const count = async (statement: Statement) =>
-        (await client.query({ ...statement, values: [id] })).rowCount ?? 0;
+        (await client.query({ ...statement, values: [key] })).rowCount ?? 0;
       const events = (await count(SQL.eraseSessionEvents)) + (await count(SQL.eraseProfileEvents));
       const sessions = await count(SQL.eraseSessions);
       const profiles = await count(SQL.eraseProfile);

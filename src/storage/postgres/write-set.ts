@@ -1,0 +1,111 @@
+import type { ProfileRecord, WriteSet } from '../../domain/records.js';
+import { applyVisit } from '../../domain/records.js';
+
+/**
+ * jsonb cannot hold U+0000 or a lone surrogate. JSON.stringify writes both as `\u` escapes (and every
+ * other character as itself), so this finds the documents to keep in the `json` column instead; a
+ * literal backslash followed by such text matches too, which only costs the jsonb form.
+ */
+const NOT_FOR_JSONB = /\\u(?:0000|d[89a-f])/i;
+
+/** The `[doc, raw]` column values of a document: exactly one is set. */
+export function documentColumns(value: unknown): [string | null, string | null] {
+  const text = JSON.stringify(value);
+  return NOT_FOR_JSONB.test(text) ? [null, text] : [text, null];
+}
+
+/** The statement that writes one write set, the profile it leaves, or the conflict known beforehand. */
+export type WritePlan =
+  | { conflict: 'profile' }
+  | {
+      statement: { name: string; text: string; values: unknown[] };
+      /** The profile as this write set leaves it (created or visited), when it has one. */
+      profile: ProfileRecord | null;
+    };
+
+const EVENT_COLUMNS = 'id, insert_time, type, source_id, session_id, profile_id, doc, raw';
+const EVENT_TYPES = ['text', 'timestamptz', 'text', 'text', 'text', 'text', 'jsonb', 'json'];
+
+/**
+ * Plans one write set as a single statement. The session write (insert if absent, or update at the
+ * expected version) comes first and everything else is written only when it wrote a row, so that a
+ * session conflict writes nothing; the statement answers `written` false then. A visit is applied
+ * to `current`, the stored profile the caller read under a row lock; without one, the write set is
+ * a profile conflict and nothing is sent.
+ */
+export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecord | null): WritePlan {
+  const values: unknown[] = [];
+  const param = (value: unknown, type?: string) => {
+    values.push(value);
+    return type ? `$${values.length}::${type}` : `$${values.length}`;
+  };
+  const parts: string[] = [];
+  const shape: string[] = [];
+
+  if (ws.session) {
+    const { record, expectVersion } = ws.session;
+    const [doc, raw] = documentColumns(record);
+    const id = param(record.id);
+    const profileId = param(record.profile?.id ?? null, 'text');
+    const docParam = param(doc, 'jsonb');
+    const rawParam = param(raw, 'json');
+    if (expectVersion === null) {
+      shape.push('si');
+      parts.push(
+        `s AS (INSERT INTO sessions (id, profile_id, version, doc, raw) VALUES (${id}, ${profileId}, 1, ${docParam}, ${rawParam}) ON CONFLICT (id) DO NOTHING RETURNING 1)`,
+      );
+    } else {
+      shape.push('su');
+      const version = param(expectVersion, 'integer');
+      parts.push(
+        `s AS (UPDATE sessions SET profile_id = ${profileId}, doc = ${docParam}, raw = ${rawParam}, version = version + 1 WHERE id = ${id} AND version = ${version} RETURNING 1)`,
+      );
+    }
+  }
+  const ifSession = ws.session ? ' WHERE EXISTS (SELECT FROM s)' : '';
+  const andIfSession = ws.session ? ' AND EXISTS (SELECT FROM s)' : '';
+
+  let profile: ProfileRecord | null = null;
+  if (ws.profile?.op === 'create') {
+    shape.push('pc');
+    profile = ws.profile.record;
+    const [doc, raw] = documentColumns(profile);
+    parts.push(
+      `p AS (INSERT INTO profiles (id, doc, raw) SELECT ${param(profile.id, 'text')}, ${param(doc, 'jsonb')}, ${param(raw, 'json')}${ifSession} RETURNING 1)`,
+    );
+  } else if (ws.profile?.op === 'visit') {
+    shape.push('pv');
+    const stored = current(ws.profile.id);
+    if (!stored) return { conflict: 'profile' };
+    profile = applyVisit(stored, ws.profile.at);
+    const [doc, raw] = documentColumns(profile);
+    parts.push(
+      `p AS (UPDATE profiles SET doc = ${param(doc, 'jsonb')}, raw = ${param(raw, 'json')} WHERE id = ${param(profile.id)}${andIfSession} RETURNING 1)`,
+    );
+  }
+
+  if (ws.events.length > 0) {
+    shape.push('e');
+    const columns: unknown[][] = EVENT_TYPES.map(() => []);
+    for (const e of ws.events) {
+      const row = [
+        e.id,
+        e.metadata.time.insert,
+        e.type,
+        e.source.id,
+        e.session?.id ?? null,
+        e.profile?.id ?? null,
+        ...documentColumns(e),
+      ];
+      row.forEach((value, i) => columns[i]!.push(value));
+    }
+    const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`)).join(', ');
+    parts.push(
+      `e AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays})${ifSession} RETURNING 1)`,
+    );
+  }
+
+  const result = ws.session ? 'SELECT EXISTS (SELECT FROM s) AS written' : 'SELECT true AS written';
+  const text = parts.length > 0 ? `WITH ${parts.join(', ')} ${result}` : result;
+  return { statement: { name: `write-${shape.join('-') || 'nothing'}`, text, values }, profile };
+}
