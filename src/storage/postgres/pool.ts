@@ -68,6 +68,8 @@ export function isUnavailable(error: unknown): boolean {
     return UNAVAILABLE_CLASSES.has(code.slice(0, 2)) || UNAVAILABLE_CODES.has(code);
   }
   if (!(error instanceof Error)) return false;
+  // A mistake in the program, whatever its message says.
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return true; // a system error of the socket
   if (error instanceof AggregateError) return error.errors.some(isUnavailable);

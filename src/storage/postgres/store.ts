@@ -144,6 +144,7 @@ export class PostgresStore implements Store {
   }
 
   async open(): Promise<void> {
+    if (this.pool) return;
     if (this.options.migrateOnStart ?? true) {
       await migrate(this.connection);
     } else {
