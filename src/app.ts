@@ -60,6 +60,21 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     return503OnClosing: true,
     // Path parameters always reach their route, whose schema refuses what is too long (422).
     routerOptions: { maxParamLength: 4096 },
+    // Errors Node's HTTP parser raises before a request exists (headers too large, malformed request).
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      const [status, detail] =
+        error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request headers are too large']
+          : [400, 'Malformed HTTP request'];
+      const body = JSON.stringify({ detail });
+      if (socket.writable) {
+        socket.end(
+          `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+            `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+            `connection: close\r\n\r\n${body}`,
+        );
+      } else socket.destroy(error);
+    },
     frameworkErrors: (error, _request, reply) => {
       const http =
         error.code === 'FST_ERR_BAD_URL'

@@ -74,12 +74,29 @@ export function parseJsonBody(text: string, maxDepth: number): unknown {
   return value;
 }
 
+// A JSON text is UTF-8 (RFC 8259): invalid bytes make the body unparsable instead of being replaced.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+// A media type as Fastify can read it; anything else is dropped so that the body is still read as JSON.
+const MEDIA_TYPE = /^\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*(;.*)?$/;
+
 /** Every request body is read as JSON, whatever its Content-Type (Tracardi's clients send none). */
 export function registerJsonBody(app: FastifyInstance, maxDepth: number): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const type = request.headers['content-type'];
+    if (type !== undefined && !MEDIA_TYPE.test(type)) delete request.headers['content-type'];
+    done();
+  });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+    let text: string;
     try {
-      done(null, parseJsonBody(body as string, maxDepth));
+      text = utf8.decode(body as Buffer);
+    } catch {
+      done(errors.unparsableJson('the body is not valid UTF-8'), undefined);
+      return;
+    }
+    try {
+      done(null, parseJsonBody(text, maxDepth));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -40,6 +40,8 @@ const AJV_OPTIONS: Options = {
   allErrors: false,
   strict: false,
   validateFormats: true,
+  // Only the event's own data counts: `constructor` or `toString` are not inherited answers.
+  ownProperties: true,
   code: { regExp: linearRegExp },
 };
 

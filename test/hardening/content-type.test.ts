@@ -1,20 +1,4 @@
-/**
- * PENDING (not run): fails because of src/http/json-body.ts / Fastify's content-type check (the
- * service, not the test). Low severity.
- *
- * Contract §2: "JSON request bodies are parsed whatever their Content-Type". A Content-Type header
- * that is present but not a syntactically valid media type (empty, blank, `foo`, `;`) is refused by
- * Fastify before the catch-all parser runs:
- *
- *   input:    POST /track with a valid payload and `content-type: ` (empty) or `content-type: foo`
- *   expected: 200, as with no header or `text/plain`
- *   actual:   415 {"detail":"Unsupported Media Type"}
- *
- * Fix: in registerJsonBody, also read such bodies as JSON (e.g. an onRequest hook that removes an
- * invalid content-type header before Fastify picks the parser, or a parser registered for them).
- *
- * To enable: rename to content-type.test.ts.
- */
+/** Bodies are read as JSON whatever their Content-Type (contract §2), even an empty or malformed one. */
 import { after, before, describe, test } from 'node:test';
 import { startService, type Service } from '../helpers.js';
 import { expectStatus, validPayload } from './support.js';

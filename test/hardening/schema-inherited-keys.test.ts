@@ -1,26 +1,4 @@
-/**
- * PENDING (not run): fails because of src/domain/validation/compile.ts (the service, not the test).
- *
- * Validation schemas are compiled by Ajv without `ownProperties: true`, so Ajv looks properties up
- * with `data[name]`, which walks the prototype chain. Property names that exist on
- * Object.prototype (`constructor`, `toString`, `valueOf`, `hasOwnProperty`, `__proto__`, …) are
- * then judged on the inherited value instead of the event's own data (contract §5.3):
- *
- *   1. schema `event@properties: {"type":"object","required":["constructor"]}`, event properties `{}`
- *      expected: 406 "'constructor' is a required property"   actual: 200 (Object's constructor counts)
- *   2. schema `event@properties: {"type":"object","properties":{"toString":{"type":"string"}}}`, event
- *      properties `{}` (the property is optional and absent)
- *      expected: 200   actual: 406 "event@properties: /toString must be string" (the inherited function)
- *   3. same as 2 on /collect: expected 200, actual 406.
- *   4. schema `event@properties: {"type":"object","required":["__proto__"]}`, properties `{}`
- *      expected: 406   actual: 200.
- *
- * Fix: add `ownProperties: true` to AJV_OPTIONS in compile.ts. (Ajv also skips a `__proto__` entry of
- * `properties` entirely, so `{"properties":{"__proto__":{"type":"string"}}}` never checks the value;
- * the target `event@properties.__proto__` does check it, since resolvePath uses Object.hasOwn.)
- *
- * To enable: rename to schema-inherited-keys.test.ts.
- */
+/** Validation schemas judge only the event's own properties: names like `constructor` or `toString` are not inherited answers. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startService, type Service } from '../helpers.js';

@@ -1,21 +1,4 @@
-/**
- * PENDING (not run): fails because of src/app.ts (the service, not the test).
- *
- * Requests whose header block is over Node's limit (16 kB: a long URL or a big header) are refused
- * by Fastify's default client error handler with
- * `431 {"error":"Request Header Fields Too Large","message":"Exceeded maximum allowed HTTP header size","statusCode":431}`:
- * no `detail`, against contract §8 ("Every error response is JSON with a `detail` field").
- *
- *   input:    GET /events?session_id=<20,000 characters> on a listening server (fetch or node:http)
- *   expected: 4xx (431 or 414) with {"detail": "…"}
- *   actual:   431 with Fastify's own body, no detail
- *
- * Fix: pass `clientErrorHandler` to Fastify() in buildApp, answering
- * `HTTP/1.1 431 …\r\ncontent-type: application/json\r\n\r\n{"detail":"Request headers are too large"}`
- * (and a 400 with a detail for other client errors), then destroy the socket.
- *
- * To enable: rename to oversized-headers.test.ts.
- */
+/** Requests refused by the HTTP parser itself (headers over 16 kB) still answer JSON with a `detail` (contract §8). */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -29,7 +12,11 @@ function get(port: number, path: string, headers: Record<string, string>): Promi
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body }),
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: String(res.headers['content-type'] ?? ''),
+          body,
+        }),
       );
     });
     req.on('error', reject);
