@@ -290,21 +290,57 @@ function api(port: number): Api {
   };
 }
 
-/** Counts the stored events of one source by paging GET /events (1000 per page) along `next`. */
-async function countStored(client: Api, sourceId: string): Promise<number> {
+interface StoredEvent {
+  id: string;
+  metadata: { time: { insert: string } };
+}
+
+/** (insert time, id) of an event: the order of `GET /events` is descending on it. */
+const position = (e: StoredEvent) => [e.metadata.time.insert, e.id] as const;
+const before = (a: readonly [string, string], b: readonly [string, string]) =>
+  a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+
+/**
+ * Counts the stored events of one source by paging GET /events (1000 per page) along `next`.
+ * Checks that the pages go strictly down the (insert time, id) order, so that a cursor that does not
+ * advance is reported instead of looping, and gives up after `maxPages`.
+ */
+async function countStored(
+  client: Api,
+  sourceId: string,
+  maxPages: number,
+): Promise<{ count: number; pages: number; error?: string }> {
   let count = 0;
+  let pages = 0;
   let cursor: string | null = null;
+  let last: readonly [string, string] | null = null;
   do {
     const query: string = `/events?source_id=${encodeURIComponent(sourceId)}&limit=1000${
       cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''
     }`;
     const res = await client.request('GET', query);
     if (res.status !== 200) throw new Error(`GET ${query}: ${res.status} ${await res.text()}`);
-    const page = (await res.json()) as { result: unknown[]; next: string | null };
-    count += page.result.length;
+    const page = (await res.json()) as { result: StoredEvent[]; next: string | null };
+    pages++;
+    for (const event of page.result) {
+      const here = position(event);
+      if (last && !before(here, last)) {
+        return {
+          count,
+          pages,
+          error:
+            `GET /events paging is out of order on page ${pages}: ${here.join(' ')} ` +
+            `comes after ${last.join(' ')} (a cursor that does not advance?)`,
+        };
+      }
+      last = here;
+      count++;
+    }
     cursor = page.next;
+    if (cursor && pages >= maxPages)
+      return { count, pages, error: `GET /events still has a next page after ${pages} pages` };
   } while (cursor);
-  return count;
+  return { count, pages };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -623,7 +659,11 @@ function markdown(report: Report): string {
   lines.push(
     '',
     `Stored-count check: ${c.ok ? 'OK' : 'FAILED'}: ${fmt(c.acknowledged)} events acknowledged, ${fmt(c.stored)} stored` +
-      ` (read back through \`GET /events\`; the surplus is requests in flight when a leg stopped).`,
+      ` (read back through \`GET /events\`; the surplus is requests in flight when a leg stopped)` +
+      `${c.perSource
+        .filter((p) => p.error)
+        .map((p) => `; ${p.sourceId}: ${p.error}`)
+        .join('')}.`,
     '',
     NOTE,
     '',
@@ -664,7 +704,14 @@ interface Report {
     acknowledged: number;
     stored: number;
     countSeconds: number;
-    perSource: { sourceId: string; acknowledged: number; maxUnacknowledged: number; stored: number }[];
+    perSource: {
+      sourceId: string;
+      acknowledged: number;
+      maxUnacknowledged: number;
+      stored: number;
+      pages: number;
+      error?: string;
+    }[];
   };
   service: { rssEndMb: number; rssHwmMb: number; logLines: number };
   cpuProfile?: { file: string; scenarios: Record<string, ProfileSummary> };
@@ -721,6 +768,7 @@ async function main(): Promise<number> {
   const children = [service, bare];
   const onSignal = () => {
     for (const child of children) child.proc.kill('SIGTERM');
+    if (!options.keepData) rmSync(dataDir, { recursive: true, force: true });
     process.exit(130);
   };
   process.once('SIGINT', onSignal);
@@ -839,16 +887,24 @@ async function main(): Promise<number> {
 
     console.log('\ncounting stored events through GET /events …');
     const countStarted = Date.now();
-    const perSource = [];
+    const perSource: Report['storedCheck']['perSource'] = [];
     for (const [sourceId, acked] of acknowledged) {
-      const stored = await countStored(client, sourceId);
-      perSource.push({ sourceId, acknowledged: acked.events, maxUnacknowledged: acked.inFlight, stored });
+      const maxPages = Math.ceil((acked.events + acked.inFlight) / 1000) * 2 + 10;
+      const { count, pages, error } = await countStored(client, sourceId, maxPages);
+      perSource.push({
+        sourceId,
+        acknowledged: acked.events,
+        maxUnacknowledged: acked.inFlight,
+        stored: count,
+        pages,
+        ...(error ? { error } : {}),
+      });
     }
     storedCheck = {
       // Requests still in flight when a leg ends may be stored without being counted as acknowledged;
       // more than that would mean events stored twice.
       ok: perSource.every(
-        (p) => p.stored >= p.acknowledged && p.stored - p.acknowledged <= p.maxUnacknowledged,
+        (p) => !p.error && p.stored >= p.acknowledged && p.stored - p.acknowledged <= p.maxUnacknowledged,
       ),
       acknowledged: sum(perSource.map((p) => p.acknowledged)),
       stored: sum(perSource.map((p) => p.stored)),
@@ -917,8 +973,9 @@ async function main(): Promise<number> {
   const check = report.storedCheck;
   for (const p of check.perSource) {
     const diff = p.stored - p.acknowledged;
-    const verdict =
-      diff < 0
+    const verdict = p.error
+      ? `FAILED: ${p.error}`
+      : diff < 0
         ? `MISSING ${fmt(-diff)}`
         : diff > p.maxUnacknowledged
           ? `${fmt(diff)} MORE than acknowledged: more than the requests in flight could explain (duplicates?)`
