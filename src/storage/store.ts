@@ -22,6 +22,15 @@ export interface EventPosition {
   id: string;
 }
 
+/**
+ * A change of an event source or an event type, made by any process sharing the store. `id` null
+ * stands for every record of that kind (changes may have been missed, e.g. across a reconnect).
+ */
+export interface StoreChange {
+  kind: 'source' | 'event_type';
+  id: string | null;
+}
+
 export interface RejectedFilter {
   eventType?: string;
   sourceId?: string;
@@ -71,6 +80,15 @@ export interface Store {
   deleteRejected(id: string): Promise<boolean>;
   /** Deletes records older than `before` and all but the newest `keep`; returns how many went. */
   pruneRejected(before: string, keep: number): Promise<number>;
+
+  /**
+   * Optional: calls `listener` after any process sharing the store changed an event source or an
+   * event type, so that caches above the store forget the entry at once instead of at the end of
+   * its TTL. Delivery is best effort (the TTLs stay the bound). Returns the function that
+   * unsubscribes. A store used by one process only leaves it out: that process already forgets
+   * what it changes itself.
+   */
+  watchChanges?(listener: (change: StoreChange) => void): () => void;
 
   /** Write sets waiting for a commit (for metrics). */
   readonly queueDepth: number;

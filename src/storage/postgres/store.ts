@@ -10,9 +10,18 @@ import type {
   WriteSet,
 } from '../../domain/records.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
-import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
+import { ConfigError } from '../../config.js';
+import type {
+  ErasedCounts,
+  EventFilter,
+  EventPosition,
+  RejectedFilter,
+  Store,
+  StoreChange,
+} from '../store.js';
 import { StoreUnavailableError } from '../store.js';
 import { migrate, pendingMigrations } from './migrations.js';
+import { announcing, ChangeFeed } from './notify.js';
 import {
   createPool,
   inTransaction,
@@ -33,6 +42,11 @@ export interface PostgresOptions {
   poolSize?: number;
   /** `open()` applies missing migrations (default). When false it only checks that none is missing. */
   migrateOnStart?: boolean;
+  /**
+   * LISTEN for the changes other processes make to event sources and event types (default true),
+   * for `watchChanges`. Changes made through this store are announced either way.
+   */
+  listen?: boolean;
   /** Longest wait for a connection, in ms (default 5000). */
   connectTimeoutMs?: number;
   /** Longest run of one statement, in ms (default 15000). */
@@ -81,11 +95,18 @@ const FILTER_COLUMNS: [keyof EventFilter, string][] = [
 const SQL = {
   putSource: {
     name: 'put-source',
-    text: 'INSERT INTO sources (id, doc, raw) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, raw = excluded.raw',
+    text: announcing(
+      'source',
+      'INSERT INTO sources (id, doc, raw) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, raw = excluded.raw',
+      'id',
+    ),
   },
   getSource: { name: 'get-source', text: 'SELECT doc, raw FROM sources WHERE id = $1' },
   listSources: { name: 'list-sources', text: 'SELECT doc, raw FROM sources ORDER BY id' },
-  deleteSource: { name: 'delete-source', text: 'DELETE FROM sources WHERE id = $1' },
+  deleteSource: {
+    name: 'delete-source',
+    text: announcing('source', 'DELETE FROM sources WHERE id = $1', 'id'),
+  },
   getSession: { name: 'get-session', text: 'SELECT doc, raw, version FROM sessions WHERE id = $1' },
   getProfile: { name: 'get-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1' },
   lockProfiles: {
@@ -103,11 +124,18 @@ const SQL = {
   eraseProfile: { name: 'erase-profile', text: 'DELETE FROM profiles WHERE id = $1' },
   putEventType: {
     name: 'put-event-type',
-    text: 'INSERT INTO event_types (event_type, doc) VALUES ($1, $2) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
+    text: announcing(
+      'event_type',
+      'INSERT INTO event_types (event_type, doc) VALUES ($1, $2) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
+      'event_type',
+    ),
   },
   getEventType: { name: 'get-event-type', text: 'SELECT doc FROM event_types WHERE event_type = $1' },
   listEventTypes: { name: 'list-event-types', text: 'SELECT doc FROM event_types ORDER BY event_type' },
-  deleteEventType: { name: 'delete-event-type', text: 'DELETE FROM event_types WHERE event_type = $1' },
+  deleteEventType: {
+    name: 'delete-event-type',
+    text: announcing('event_type', 'DELETE FROM event_types WHERE event_type = $1', 'event_type'),
+  },
   putRejected: {
     name: 'put-rejected',
     text: 'INSERT INTO rejected (id, time, source_id, event_types, doc, raw) VALUES ($1, $2, $3, $4, $5, $6)',
@@ -127,12 +155,14 @@ type Statement = { name: string; text: string };
  * The shared store: PostgreSQL through a connection pool. Writes go through group commit (one
  * transaction per batch, a savepoint per write set); several collector processes may share the
  * database: sessions are inserted if absent or updated at an expected version, and profile visits
- * are applied on the row locked with SELECT … FOR UPDATE.
+ * are applied on the row locked with SELECT … FOR UPDATE. Changes of event sources and event types
+ * are announced to the other processes with NOTIFY (see notify.ts and `watchChanges`).
  */
 export class PostgresStore implements Store {
   private pool: pg.Pool | null = null;
   private readonly committer: GroupCommitter<WriteSet, CommitResult>;
   private readonly connection: ConnectionOptions;
+  private readonly changes: ChangeFeed;
 
   constructor(private readonly options: PostgresOptions) {
     this.connection = {
@@ -141,6 +171,7 @@ export class PostgresStore implements Store {
       statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
     };
     this.committer = new GroupCommitter((items) => this.writeBatch(items), options.writeQueueLimit);
+    this.changes = new ChangeFeed(this.connection);
   }
 
   async open(): Promise<void> {
@@ -150,8 +181,8 @@ export class PostgresStore implements Store {
     } else {
       const pending = await pendingMigrations(this.connection);
       if (pending.length > 0) {
-        throw new Error(
-          `the database lacks migrations ${pending.join(', ')}: run \`npm run migrate\` with this DATABASE_URL`,
+        throw new ConfigError(
+          `the database lacks migrations ${pending.join(', ')} and TRACK_PG_MIGRATE=no: run \`npm run migrate\` with this DATABASE_URL first`,
         );
       }
     }
@@ -161,9 +192,25 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     const pool = this.pool;
     if (!pool) return;
+    await this.changes.stop();
     await this.committer.drain();
     this.pool = null;
     await pool.end();
+  }
+
+  /**
+   * Changes of event sources and event types made by any process on this database (this one
+   * included), from a LISTEN connection of their own; nothing when `listen` is false. After each
+   * (re)connection the listener gets `id: null` for both kinds: changes may have been missed.
+   */
+  watchChanges(listener: (change: StoreChange) => void): () => void {
+    if (this.options.listen === false) return () => undefined;
+    return this.changes.subscribe(listener);
+  }
+
+  /** True while the LISTEN connection of `watchChanges` is established. */
+  get listening(): boolean {
+    return this.changes.listening;
   }
 
   private get db(): pg.Pool {

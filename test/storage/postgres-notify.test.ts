@@ -1,0 +1,177 @@
+/** Change notifications of the PostgreSQL store (LISTEN/NOTIFY), as caches of other processes use them. */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import type { EventSource, EventTypeRecord } from '../../src/domain/records.js';
+import { PostgresStore, type PostgresOptions } from '../../src/storage/postgres/store.js';
+import type { StoreChange } from '../../src/storage/store.js';
+import { testSchema, usePostgres } from '../support/postgres.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+usePostgres();
+
+async function opened(
+  t: TestContext,
+  url: string,
+  options: Partial<PostgresOptions> = {},
+): Promise<PostgresStore> {
+  const store = new PostgresStore({ url, writeQueueLimit: 1000, ...options });
+  await store.open();
+  t.after(() => store.close());
+  return store;
+}
+
+const source = (id: string, enabled = true): EventSource => ({
+  id,
+  type: 'rest',
+  name: id,
+  description: '',
+  enabled,
+  transitional: false,
+  consent: false,
+  returns_profile: true,
+  tags: [],
+});
+
+const eventType = (type: string): EventTypeRecord => ({
+  event_type: type,
+  name: type,
+  description: '',
+  tags: [],
+  validation: { enabled: true, json_schema: { 'event@properties': { type: 'object' } } },
+});
+
+const EVERYTHING: StoreChange[] = [
+  { kind: 'source', id: null },
+  { kind: 'event_type', id: null },
+];
+
+/** Polls `condition` every 20 ms for at most `ms` (generous: the machine may be loaded). */
+async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Subscribes and waits until the LISTEN connection is up (it first reports "everything may have changed"). */
+async function watching(t: TestContext, store: PostgresStore): Promise<StoreChange[]> {
+  const changes: StoreChange[] = [];
+  const unsubscribe = store.watchChanges((change) => changes.push(change));
+  t.after(unsubscribe);
+  await until(() => changes.length >= 2, 'the LISTEN connection');
+  assert.deepEqual(changes.splice(0), EVERYTHING);
+  assert.equal(store.listening, true);
+  return changes;
+}
+
+test('changes of sources and event types made by another store arrive with their ids; other schemas are ignored', async (t) => {
+  const url = await testSchema();
+  const [a, b] = [await opened(t, url), await opened(t, url)];
+  const elsewhere = await opened(t, await testSchema());
+  const changes = await watching(t, b);
+
+  await elsewhere.putSource(source('other-schema'));
+  await a.putSource(source('web'));
+  await a.putSource(source('web', false));
+  assert.equal(await a.deleteSource('web'), true);
+  assert.equal(await a.deleteSource('web'), false); // nothing deleted: nothing announced
+  await a.putEventType(eventType('purchase'));
+  assert.equal(await a.deleteEventType('purchase'), true);
+  assert.equal(await a.deleteEventType('purchase'), false);
+  await b.putSource(source('own')); // a store hears its own changes too
+  const expected: StoreChange[] = [
+    { kind: 'source', id: 'web' },
+    { kind: 'source', id: 'web' },
+    { kind: 'source', id: 'web' },
+    { kind: 'event_type', id: 'purchase' },
+    { kind: 'event_type', id: 'purchase' },
+    { kind: 'source', id: 'own' },
+  ];
+  await until(() => changes.length >= expected.length, 'the notifications');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(changes, expected);
+  // The writes themselves are unchanged by the announcement.
+  assert.deepEqual(await b.getSource('own'), source('own'));
+  assert.equal(await b.getSource('web'), null);
+});
+
+test('ids that cannot be told apart after storage (U+0000) announce the whole kind', async (t) => {
+  const url = await testSchema();
+  const a = await opened(t, url);
+  const changes = await watching(t, a);
+  await a.putSource(source('nul\u0000id'));
+  await a.putEventType(eventType('type\u0000x'));
+  await until(() => changes.length >= 2, 'the notifications');
+  assert.deepEqual(changes, EVERYTHING);
+  assert.equal((await a.getSource('nul\u0000id'))?.id, 'nul\u0000id');
+});
+
+test('a failed write announces nothing', async (t) => {
+  const url = await testSchema();
+  const a = await opened(t, url);
+  const changes = await watching(t, a);
+  // No event_type: the primary key refuses NULL and the statement fails as a whole.
+  await assert.rejects(a.putEventType({ ...eventType('x'), event_type: undefined as unknown as string }));
+  await a.putSource(source('after'));
+  await until(() => changes.length >= 1, 'the notification');
+  assert.deepEqual(changes, [{ kind: 'source', id: 'after' }]);
+});
+
+test('a lost LISTEN connection comes back by itself and reports that anything may have changed', async (t) => {
+  const direct = await testSchema();
+  const { proxy, url } = await TcpProxy.in(direct);
+  t.after(() => proxy.close());
+  const writer = await opened(t, direct);
+  const reader = await opened(t, url, { connectTimeoutMs: 1000 });
+  const changes = await watching(t, reader);
+
+  await proxy.down();
+  await until(() => !reader.listening, 'the lost connection');
+  await writer.putSource(source('changed-while-down')); // announced to nobody
+  await proxy.up();
+  await until(() => changes.length >= 2, 'the reconnection', 20_000);
+  assert.deepEqual(changes.splice(0, 2), EVERYTHING);
+  assert.equal(reader.listening, true);
+
+  await writer.putEventType(eventType('after-reconnect'));
+  await until(() => changes.length >= 1, 'a notification after the reconnection');
+  assert.deepEqual(changes, [{ kind: 'event_type', id: 'after-reconnect' }]);
+});
+
+test('unsubscribing, closing, or listen: false deliver nothing', async (t) => {
+  const url = await testSchema();
+  const writer = await opened(t, url);
+  const quiet = await opened(t, url, { listen: false });
+  const heard: StoreChange[] = [];
+  quiet.watchChanges((change) => heard.push(change));
+
+  const gone = await opened(t, url);
+  const goneChanges: StoreChange[] = [];
+  const unsubscribe = gone.watchChanges((change) => goneChanges.push(change));
+  await until(() => gone.listening, 'the LISTEN connection');
+  unsubscribe();
+  await until(() => !gone.listening, 'the unsubscription');
+
+  const closed = new PostgresStore({ url, writeQueueLimit: 10 });
+  await closed.open();
+  const closedChanges: StoreChange[] = [];
+  closed.watchChanges((change) => closedChanges.push(change));
+  await until(() => closed.listening, 'the LISTEN connection');
+  await closed.close();
+  assert.equal(closed.listening, false);
+  closedChanges.length = 0;
+
+  // A store that listens, to know when the announcement has been delivered.
+  const witness = await watching(t, await opened(t, url));
+  await writer.putSource(source('s'));
+  await until(() => witness.length >= 1, 'the witness');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(heard, []);
+  assert.deepEqual(
+    goneChanges.filter((c) => c.id !== null),
+    [],
+  );
+  assert.deepEqual(closedChanges, []);
+  assert.equal(quiet.listening, false);
+});
