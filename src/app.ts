@@ -11,6 +11,7 @@ import Fastify, {
 } from 'fastify';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { CursorCodec } from './domain/paging.js';
+import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
 import { SourceRateLimiter } from './domain/rate-limit.js';
 import { SourceCache } from './domain/sources.js';
@@ -152,14 +153,21 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       store,
       { maxAgeDays: config.rejectedMaxAgeDays, maxCount: config.rejectedMaxCount },
       clock,
-      randomUUID,
+      () => timeOrderedId(),
     ),
     limiter: new SourceRateLimiter(config.rateLimit),
     observer: new Metrics(store),
     cursors: new CursorCodec(config.apiToken),
     clock,
-    newId: randomUUID,
+    newId: () => timeOrderedId(),
   };
+  // Sources and schemas changed by other processes on the same database are forgotten at once.
+  const unwatch = store.watchChanges?.(({ kind, id }) => {
+    const cache = kind === 'source' ? services.sources : services.validator;
+    if (id === null) cache.clear();
+    else cache.invalidate(id);
+  });
+  if (unwatch) app.addHook('onClose', async () => unwatch());
   services.observer.register(app);
   await app.register(healthRoutes, { services });
   await app.register(trackingRoutes, { services });

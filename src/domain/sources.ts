@@ -42,4 +42,9 @@ export class SourceCache {
   invalidate(id: string): void {
     this.cache.invalidate(id);
   }
+
+  /** Forgets every source (changes may have been missed). */
+  clear(): void {
+    this.cache.clear();
+  }
 }

@@ -76,6 +76,11 @@ export class EventValidator {
   invalidate(eventType: string): void {
     this.cache.invalidate(eventType);
   }
+
+  /** Forgets every schema (changes may have been missed). */
+  clear(): void {
+    this.cache.clear();
+  }
 }
 
 /** Compiles a record to be saved; a 422 naming the key when it cannot be used. */
