@@ -30,6 +30,12 @@ export interface Config {
   rejectedMaxCount: number;
   /** Collector processes on this machine (node cluster); more than 1 needs the PostgreSQL store. */
   workers: number;
+  /** PostgreSQL store: most connections of the pool of each process. */
+  pgPoolSize: number;
+  /** PostgreSQL store: apply missing migrations at start; when false, refuse to start without them. */
+  pgMigrate: boolean;
+  /** PostgreSQL store: LISTEN for source and schema changes of other processes (else the TTLs alone). */
+  pgNotify: boolean;
   logLevel: string;
   /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
   accessLog: boolean;
@@ -59,6 +65,9 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     rejectedMaxAgeDays: 30,
     rejectedMaxCount: 100_000,
     workers: 1,
+    pgPoolSize: 10,
+    pgMigrate: true,
+    pgNotify: true,
     logLevel: 'info',
     accessLog: false,
     ...overrides,
@@ -124,6 +133,9 @@ export function loadConfig(env: Env): Readonly<Config> {
     rejectedMaxAgeDays: integer(env, 'TRACK_REJECTED_MAX_AGE_DAYS', base.rejectedMaxAgeDays, 1),
     rejectedMaxCount: integer(env, 'TRACK_REJECTED_MAX_COUNT', base.rejectedMaxCount, 1),
     workers,
+    pgPoolSize: integer(env, 'TRACK_PG_POOL', base.pgPoolSize, 1),
+    pgMigrate: flag(env, 'TRACK_PG_MIGRATE', base.pgMigrate),
+    pgNotify: flag(env, 'TRACK_PG_NOTIFY', base.pgNotify),
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
     accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
   });
