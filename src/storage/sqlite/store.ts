@@ -15,19 +15,13 @@ import { applyVisit } from '../../domain/records.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
+import { Checkpointer } from './checkpointer.js';
 import { migrations } from './migrations.js';
 
 export interface SqliteOptions {
   dataDir: string;
   sync: 'normal' | 'full';
   writeQueueLimit: number;
-}
-
-/** Thrown inside a write set's savepoint to undo just that write set. */
-class Conflict extends Error {
-  constructor(readonly kind: 'session' | 'profile') {
-    super(kind);
-  }
 }
 
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/;
@@ -59,6 +53,7 @@ export class SqliteStore implements Store {
   private readonly listStatements = new Map<string, Statement>();
   private readonly committer: GroupCommitter<WriteSet, CommitResult>;
   private writeBatch!: (items: WriteSet[]) => ItemOutcome<CommitResult>[];
+  private checkpointer: Checkpointer | null = null;
 
   constructor(private readonly options: SqliteOptions) {
     this.committer = new GroupCommitter((items) => {
@@ -89,17 +84,32 @@ export class SqliteStore implements Store {
     }
     this.db = db;
     this.stmt = this.prepare();
-    const applyOne = db.transaction((ws: WriteSet) => this.apply(ws));
-    this.writeBatch = db.transaction((items: WriteSet[]) =>
-      items.map((ws): ItemOutcome<CommitResult> => {
-        try {
-          return { ok: true, value: applyOne(ws) };
-        } catch (error) {
-          if (error instanceof Conflict) return { ok: true, value: { ok: false, conflict: error.kind } };
-          return { ok: false, error: translate(error) };
-        }
-      }),
-    );
+    db.pragma('temp_store = MEMORY');
+    // Checkpoints run in a worker thread (checkpointer.ts), not inside request commits.
+    db.pragma('wal_autocheckpoint = 0');
+    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+    this.checkpointer = new Checkpointer(this.file);
+    // Many requests' write sets in one transaction. Conflicts are found before a write set writes
+    // anything, so they need no savepoint; any other failure rolls the batch back and each write set
+    // is then tried alone, so one bad write set never fails the others.
+    const batch = db.transaction((items: WriteSet[]) => items.map((ws) => this.apply(ws)));
+    const single = db.transaction((ws: WriteSet) => this.apply(ws));
+    this.writeBatch = (items) => {
+      try {
+        const outcomes = batch(items).map((value): ItemOutcome<CommitResult> => ({ ok: true, value }));
+        if (this.checkpointer?.walTooLarge()) db.pragma('wal_checkpoint(RESTART)');
+        return outcomes;
+      } catch (error) {
+        if (items.length === 1) return [{ ok: false, error: translate(error) }];
+        return items.map((ws): ItemOutcome<CommitResult> => {
+          try {
+            return { ok: true, value: single(ws) };
+          } catch (itemError) {
+            return { ok: false, error: translate(itemError) };
+          }
+        });
+      }
+    };
   }
 
   private prepare() {
@@ -150,9 +160,20 @@ export class SqliteStore implements Store {
     };
   }
 
-  /** Writes one write set; runs inside its own savepoint of the batch transaction. */
+  /**
+   * Writes one write set inside the batch transaction. Everything that can conflict is checked before
+   * the first write, so a conflicting write set leaves no trace.
+   */
   private apply(ws: WriteSet): CommitResult {
     const s = this.stmt;
+    let profile: ProfileRecord | null = null;
+    if (ws.profile?.op === 'visit') {
+      const doc = s.getProfile.get(ws.profile.id) as string | undefined;
+      if (doc === undefined) return { ok: false, conflict: 'profile' };
+      profile = applyVisit(JSON.parse(doc) as ProfileRecord, ws.profile.at);
+    } else if (ws.profile?.op === 'create') {
+      profile = ws.profile.record;
+    }
     if (ws.session) {
       const { record, expectVersion } = ws.session;
       const doc = JSON.stringify(record);
@@ -161,17 +182,12 @@ export class SqliteStore implements Store {
         expectVersion === null
           ? s.insertSession.run(record.id, profileId, doc).changes
           : s.updateSession.run(profileId, doc, record.id, expectVersion).changes;
-      if (changes === 0) throw new Conflict('session');
+      if (changes === 0) return { ok: false, conflict: 'session' };
     }
-    let profile: ProfileRecord | null = null;
-    if (ws.profile?.op === 'create') {
-      profile = ws.profile.record;
-      s.insertProfile.run(profile.id, JSON.stringify(profile));
-    } else if (ws.profile?.op === 'visit') {
-      const doc = s.getProfile.get(ws.profile.id) as string | undefined;
-      if (doc === undefined) throw new Conflict('profile');
-      profile = applyVisit(JSON.parse(doc) as ProfileRecord, ws.profile.at);
-      s.updateProfile.run(JSON.stringify(profile), profile.id);
+    if (profile) {
+      const doc = JSON.stringify(profile);
+      if (ws.profile?.op === 'create') s.insertProfile.run(profile.id, doc);
+      else s.updateProfile.run(doc, profile.id);
     }
     for (const e of ws.events) {
       s.insertEvent.run(
@@ -198,6 +214,13 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (!this.db?.open) return;
     await this.committer.drain();
+    await this.checkpointer?.close();
+    this.checkpointer = null;
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Another connection still reads: the log is checkpointed by the next opener instead.
+    }
     this.db.close();
   }
 
