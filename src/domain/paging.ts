@@ -13,21 +13,22 @@ export class CursorCodec {
     this.key = createHmac('sha256', 'event-cursor').update(secret).digest();
   }
 
-  private sign(payload: string): Buffer {
-    return createHmac('sha256', this.key).update(payload).digest().subarray(0, 16);
+  /** The listing a cursor belongs to is part of what is signed: one listing's cursor fails another's. */
+  private sign(scope: string, payload: string): Buffer {
+    return createHmac('sha256', this.key).update(`${scope}\n${payload}`).digest().subarray(0, 16);
   }
 
-  encode(position: EventPosition): string {
+  encode(scope: string, position: EventPosition): string {
     const payload = Buffer.from(JSON.stringify([position.insert, position.id])).toString('base64url');
-    return `${payload}.${this.sign(payload).toString('base64url')}`;
+    return `${payload}.${this.sign(scope, payload).toString('base64url')}`;
   }
 
-  decode(cursor: string): EventPosition {
+  decode(scope: string, cursor: string): EventPosition {
     const invalid = errors.invalid(['query', 'cursor'], 'cursor was not issued by this service');
     const [payload, signature, ...rest] = cursor.split('.');
     if (!payload || !signature || rest.length > 0) throw invalid;
     const given = Buffer.from(signature, 'base64url');
-    const expected = this.sign(payload);
+    const expected = this.sign(scope, payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
     const [insert, id] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, string];
     return { insert, id };

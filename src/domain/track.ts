@@ -76,7 +76,14 @@ export interface TrackResponse {
   };
 }
 
-const MAX_ATTEMPTS = 5;
+/**
+ * A conflict means another process changed the session or profile between our read and our commit:
+ * resolve again after a short random pause, so that processes contending for one session take turns
+ * instead of one of them losing every time.
+ */
+const MAX_ATTEMPTS = 30;
+const backoff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)));
 
 /** Tracker options with the defaults of contract §3.2. */
 function optionsOf(payload: TrackPayload) {
@@ -270,6 +277,7 @@ async function resolveAndCommit(
       `${result.conflict} changed concurrently; resolving again (attempt ${attempt})`,
     );
     trace.events.length = 0;
+    await backoff(attempt);
   }
   throw errors.storeUnavailable();
 }

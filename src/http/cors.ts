@@ -11,14 +11,11 @@ export function trackingCors(app: FastifyInstance, paths: string[]): void {
     reply.header('access-control-allow-origin', '*');
   });
   for (const url of paths) {
-    app.options(url, { schema: { hide: true } }, async (request, reply) => {
-      const requested = request.headers['access-control-request-headers'];
-      const headers =
-        typeof requested === 'string' && requested ? `${ALLOWED_HEADERS}, ${requested}` : ALLOWED_HEADERS;
+    app.options(url, { schema: { hide: true } }, async (_request, reply) => {
       return reply
         .code(204)
         .header('access-control-allow-methods', 'POST, OPTIONS')
-        .header('access-control-allow-headers', headers)
+        .header('access-control-allow-headers', ALLOWED_HEADERS)
         .header('access-control-max-age', '86400')
         .send();
     });

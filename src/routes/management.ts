@@ -10,6 +10,10 @@ import rejectedRoutes from './rejected.js';
 /** Everything behind the management token (contract §7). */
 export default async function managementRoutes(app: FastifyInstance, options: RouteOptions) {
   app.addHook('onRequest', bearerAuth(options.services.config.apiToken));
+  // Documented as needing the token, so that "Try it out" in /docs sends it.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, security: [{ bearerAuth: [] }] };
+  });
   await app.register(eventSourceRoutes, options);
   await app.register(recordRoutes, options);
   await app.register(eventManagementRoutes, options);

@@ -9,8 +9,13 @@ export default async function metricsRoutes(app: FastifyInstance, { metrics }: {
       schema: {
         tags: ['service'],
         summary: 'Prometheus metrics (text exposition format)',
-        produces: ['text/plain'],
-        response: { 200: { type: 'string' }, ...errorResponses(401) },
+        response: {
+          200: {
+            description: 'Prometheus text format',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          ...errorResponses(401),
+        },
       },
     },
     async (_request, reply) => {

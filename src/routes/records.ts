@@ -70,13 +70,13 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         type: q.type,
         sourceId: q.source_id,
       };
-      const after = q.cursor === undefined ? null : cursors.decode(q.cursor);
+      const after = q.cursor === undefined ? null : cursors.decode('events', q.cursor);
       const page = await store.listEvents(filter, q.limit + 1, after);
       const result = page.slice(0, q.limit);
       const last = result[result.length - 1];
       const next =
         page.length > q.limit && last
-          ? cursors.encode({ insert: last.metadata.time.insert, id: last.id })
+          ? cursors.encode('events', { insert: last.metadata.time.insert, id: last.id })
           : null;
       return { result, next };
     },

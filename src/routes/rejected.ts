@@ -56,7 +56,7 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
     },
     async (request) => {
       const q = request.query;
-      const after = q.cursor === undefined ? null : cursors.decode(q.cursor);
+      const after = q.cursor === undefined ? null : cursors.decode('rejected', q.cursor);
       const page = await store.listRejected(
         { eventType: q.event_type, sourceId: q.source_id },
         q.limit + 1,
@@ -64,7 +64,8 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
       );
       const result = page.slice(0, q.limit);
       const last = result[result.length - 1];
-      const next = page.length > q.limit && last ? cursors.encode({ insert: last.time, id: last.id }) : null;
+      const next =
+        page.length > q.limit && last ? cursors.encode('rejected', { insert: last.time, id: last.id }) : null;
       return { result, next };
     },
   );

@@ -405,7 +405,10 @@ const eventTypeCases: Case[] = (
 }));
 
 // ---------------------------------------------------------------------------------------------
-const foreignCursor = new CursorCodec('another-token').encode({ insert: new Date().toISOString(), id: 'x' });
+const foreignCursor = new CursorCodec('another-token').encode('events', {
+  insert: new Date().toISOString(),
+  id: 'x',
+});
 const [cursorPayload] = foreignCursor.split('.');
 const forgedCursor = `${Buffer.from(JSON.stringify(['2000-01-01T00:00:00.000Z', 'x'])).toString('base64url')}.${'A'.repeat(22)}`;
 

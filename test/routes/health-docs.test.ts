@@ -175,3 +175,18 @@ describe('health and documentation', () => {
     }
   });
 });
+
+test('every management operation is documented as needing the bearer token; tracking ones are open', async (t) => {
+  const service = await startService();
+  t.after(() => service.close());
+  const doc = (await service.app.inject({ method: 'GET', url: '/docs/json' })).json() as {
+    paths: Record<string, Record<string, { security?: unknown }>>;
+  };
+  const open = ['/track', '/collect/{event_type}/{source_id}', '/health'];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (open.includes(path)) assert.equal(op.security, undefined, `${method} ${path}`);
+      else assert.deepEqual(op.security, [{ bearerAuth: [] }], `${method} ${path}`);
+    }
+  }
+});

@@ -76,6 +76,12 @@ describe('rejected-request quarantine', () => {
       seen,
       all.map((r) => r.id),
     );
+    const rejectedCursor = (await service.get('/event/rejected?limit=1')).json().next as string;
+    assert.equal(
+      (await service.get(`/events?cursor=${encodeURIComponent(rejectedCursor)}`)).statusCode,
+      422,
+      'a cursor of one listing is not accepted by another',
+    );
     assert.equal((await service.get('/event/rejected?cursor=forged.cursor')).statusCode, 422);
   });
 

@@ -1,13 +1,4 @@
-/**
- * PENDING (not run): fails because of src/routes/metrics.ts, which is outside the test suite's reach.
- *
- * GET /metrics declares `produces: ['text/plain']` for the whole route, so /docs/json documents its
- * 401 as `text/plain` with the `Error` schema, while the service answers that 401 as JSON
- * (`{"detail": "Not authenticated"}`, contract §7, §8). Fix: drop `produces` and document the 200 as
- * `{ content: { 'text/plain': { schema: { type: 'string' } } } }`, leaving the error responses JSON.
- *
- * To enable: rename to docs-errors.test.ts.
- */
+/** The documentation tells the truth about errors: every documented error response is JSON, as sent. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startService } from '../helpers.js';
