@@ -21,6 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import * as prettier from 'prettier';
 import { manyEvents, oneEvent } from './payloads.js';
 import { summarizeProfile, type ProfileSummary, type Window } from './profile.js';
 
@@ -46,6 +47,7 @@ const HELP = `npm run bench -- [options]
   --soak <minutes>    afterwards, a soak at 50% of the measured peak rate, RSS sampled every 10 s
   --cpu-prof          run the service with --cpu-prof into bench/results/ and print the top costs
   --no-readme         do not rewrite the benchmark section of README.md
+  --readme-only       only rewrite that section from bench/results/latest.json (no run)
   --keep-data         keep the service's temporary data folder
 `;
 
@@ -60,6 +62,7 @@ function parseOptions() {
       soak: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       'no-readme': { type: 'boolean', default: false },
+      'readme-only': { type: 'boolean', default: false },
       'keep-data': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -86,6 +89,7 @@ function parseOptions() {
     soakMinutes: values.soak === undefined ? 0 : number('soak', values.soak, 0.1),
     cpuProf: values['cpu-prof'],
     readme: !values['no-readme'],
+    readmeOnly: values['readme-only'],
     keepData: values['keep-data'],
   };
 }
@@ -607,8 +611,8 @@ function tableRows(summaries: ScenarioSummary[]): string[][] {
         target,
         fmt(t.requestsPerSec),
         fmt(t.eventsPerSec),
-        String(t.p50Ms),
-        String(t.p99Ms),
+        fmt(t.p50Ms),
+        fmt(t.p99Ms),
         fmt(t.non2xx + t.errors),
         t.rssPeakMb.toFixed(1),
         target === 'service' ? (s.ratio ?? 0).toFixed(2) : '',
@@ -646,6 +650,11 @@ function markdown(report: Report): string {
     `${report.connections} connections, ${report.durationSec} s per leg, ${report.rounds} rounds (service, bare, service, bare, …); ` +
       'requests/s and events/s are the mean of the legs, p50/p99 the worst leg, peak RSS the highest sample.',
   );
+  const targets = report.scenarios.flatMap((s) =>
+    (s.targets ?? []).map((t) => `${s.name} ${t.target}: ${t.pass ? 'PASS' : 'MISS'} (${t.value})`),
+  );
+  if (report.soak) targets.push(`soak flat RSS: ${report.soak.flat ? 'PASS' : 'MISS'}`);
+  if (targets.length) lines.push('', `Targets: ${targets.join('; ')}.`);
   if (report.soak) {
     const s = report.soak;
     lines.push(
@@ -672,8 +681,14 @@ function markdown(report: Report): string {
   return lines.join('\n');
 }
 
-function writeReadme(section: string) {
-  const block = `${START_MARKER}\n${section}\n${END_MARKER}`;
+/** Formats the section as the repository's Prettier configuration would (aligned tables). */
+async function formatMarkdown(text: string): Promise<string> {
+  const config = (await prettier.resolveConfig(README)) ?? {};
+  return prettier.format(text, { ...config, parser: 'markdown' });
+}
+
+async function writeReadme(section: string) {
+  const block = `${START_MARKER}\n\n${await formatMarkdown(section)}${END_MARKER}`;
   const current = existsSync(README) ? readFileSync(README, 'utf8') : '';
   const start = current.indexOf(START_MARKER);
   const end = current.indexOf(END_MARKER);
@@ -733,6 +748,12 @@ function printProfile(title: string, p: ProfileSummary) {
 
 async function main(): Promise<number> {
   const options = parseOptions();
+  if (options.readmeOnly) {
+    const last = JSON.parse(readFileSync(join(RESULTS, 'latest.json'), 'utf8')) as Report;
+    await writeReadme(markdown(last));
+    console.log('README.md: benchmark section rewritten from bench/results/latest.json');
+    return 0;
+  }
   const all = scenarios();
   const selected = options.scenarios
     ? all.filter((s) => options.scenarios!.some((f) => s.name === f || s.name.includes(f)))
@@ -996,7 +1017,7 @@ async function main(): Promise<number> {
   writeFileSync(join(RESULTS, 'latest.json'), json);
   console.log(`\nresults: bench/results/${stamp}.json, bench/results/latest.json`);
   if (options.readme) {
-    writeReadme(markdown(report));
+    await writeReadme(markdown(report));
     console.log('README.md: benchmark section updated');
   }
   return check.ok ? 0 : 1;
