@@ -43,7 +43,8 @@ async function serve(config: Config): Promise<void> {
  */
 function supervise(config: Config): void {
   const { file } = resolveApiToken(config); // created once here, read by every worker
-  const log = (msg: string) => console.log(JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, msg }));
+  const log = (msg: string) =>
+    console.log(JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, msg }));
   if (file) log(`management API token is in ${file} (set TRACK_API_TOKEN to choose one)`);
   let stopping = false;
   let restarts = 0;

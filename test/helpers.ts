@@ -35,9 +35,18 @@ export async function startService(
   options: { store?: Store; keepDataDir?: boolean } = {},
 ): Promise<Service> {
   const dataDir = overrides.dataDir ?? tempDir();
-  const config: AppConfig = { ...defaultConfig({ dataDir, logLevel: 'silent' }), apiToken: TOKEN, ...overrides };
+  const config: AppConfig = {
+    ...defaultConfig({ dataDir, logLevel: 'silent' }),
+    apiToken: TOKEN,
+    ...overrides,
+  };
   const app = await buildApp({ config, store: options.store, logger: false });
-  const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, body: unknown, headers: Record<string, string>) =>
+  const inject = (
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    body: unknown,
+    headers: Record<string, string>,
+  ) =>
     app.inject({
       method,
       url,
@@ -58,7 +67,8 @@ export async function startService(
     },
     async close() {
       await app.close();
-      if (!options.keepDataDir && overrides.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepDataDir && overrides.dataDir === undefined)
+        rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
