@@ -5,7 +5,7 @@
  * ratio to the bare server, then checks through the read API that every acknowledged event is stored.
  * See bench/README.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   createWriteStream,
   existsSync,
@@ -566,6 +566,14 @@ async function soak(scenario: Scenario, child: Child, rate: number, minutes: num
 // ---------------------------------------------------------------------------------------------
 // Output
 
+/** The commit the service was built from, and whether src/ had uncommitted changes. */
+function revision(): string {
+  const git = (...args: string[]) =>
+    spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
+  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
+  return git('status', '--porcelain', '--', 'src') ? `${commit} + uncommitted changes in src/` : commit;
+}
+
 function machine() {
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   return {
@@ -638,7 +646,8 @@ function markdown(report: Report): string {
   const lines: string[] = [];
   const m = report.machine;
   lines.push(
-    `Last run: \`${report.command}\`, ${report.date.slice(0, 10)}, ${m.nproc} × ${m.cpu}, Node ${m.node}` +
+    `Last run: \`${report.command}\`, ${report.date.slice(0, 10)}, service at ${report.revision ?? 'unknown commit'}, ` +
+      `${m.nproc} × ${m.cpu}, Node ${m.node}` +
       `${report.cpuProfile ? ' (service under --cpu-prof: slower than usual)' : ''}.`,
     '',
     `| ${HEAD.join(' | ')} |`,
@@ -705,6 +714,8 @@ async function writeReadme(section: string) {
 interface Report {
   date: string;
   command: string;
+  /** Commit of the service under test. */
+  revision?: string;
   machine: ReturnType<typeof machine>;
   note: string;
   connections: number;
@@ -766,9 +777,10 @@ async function main(): Promise<number> {
   const date = new Date();
   const stamp = date.toISOString().replace(/[:.]/g, '-');
   const info = machine();
+  const rev = revision();
   const args = process.argv.slice(2);
   const command = `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`;
-  console.log(`${command}\n${info.nproc} × ${info.cpu}, Node ${info.node}`);
+  console.log(`${command}\nservice at ${rev}; ${info.nproc} × ${info.cpu}, Node ${info.node}`);
   console.log(`note: ${NOTE}`);
 
   const dataDir = mkdtempSync(join(tmpdir(), 'collector-bench-'));
@@ -962,6 +974,7 @@ async function main(): Promise<number> {
   const report: Report = {
     date: date.toISOString(),
     command,
+    revision: rev,
     machine: info,
     note: NOTE,
     connections: options.connections,
