@@ -536,7 +536,7 @@ interface SoakSummary {
 
 async function soak(scenario: Scenario, child: Child, rate: number, minutes: number, connections: number) {
   const seconds = Math.round(minutes * 60);
-  console.log(`\nsoak: ${minutes} min at ${rate} requests/s (50% of the measured peak), RSS every 10 s`);
+  console.log(`\nsoak: ${minutes} min at ${fmt(rate)} requests/s (50% of the measured peak), RSS every 10 s`);
   const rss = sampleRss(child.pid, 10_000, (value) => process.stdout.write(`  RSS ${value.toFixed(1)} MB\n`));
   const result = await load(child.port, scenario.body, connections, seconds, rate);
   const { samples } = rss.stop();
