@@ -34,3 +34,22 @@ export class CursorCodec {
     return { insert, id };
   }
 }
+
+/**
+ * One page of a listing ordered newest first by (time, id): fetches one more than `limit` to know
+ * whether a next page exists, and signs its cursor for this listing (`scope`).
+ */
+export async function cursorPage<T>(
+  cursors: CursorCodec,
+  scope: string,
+  limit: number,
+  cursor: string | undefined,
+  fetch: (limit: number, after: EventPosition | null) => Promise<T[]>,
+  position: (item: T) => EventPosition,
+): Promise<{ result: T[]; next: string | null }> {
+  const after = cursor === undefined ? null : cursors.decode(scope, cursor);
+  const page = await fetch(limit + 1, after);
+  const result = page.slice(0, limit);
+  const last = result[result.length - 1];
+  return { result, next: page.length > limit && last ? cursors.encode(scope, position(last)) : null };
+}

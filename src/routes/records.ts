@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../errors.js';
+import { cursorPage } from '../domain/paging.js';
 import type { EventFilter } from '../storage/store.js';
 import { errorResponses, eventType, idParam, idString } from '../http/schemas.js';
 import type { RouteOptions } from '../services.js';
@@ -70,15 +71,14 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         type: q.type,
         sourceId: q.source_id,
       };
-      const after = q.cursor === undefined ? null : cursors.decode('events', q.cursor);
-      const page = await store.listEvents(filter, q.limit + 1, after);
-      const result = page.slice(0, q.limit);
-      const last = result[result.length - 1];
-      const next =
-        page.length > q.limit && last
-          ? cursors.encode('events', { insert: last.metadata.time.insert, id: last.id })
-          : null;
-      return { result, next };
+      return cursorPage(
+        cursors,
+        'events',
+        q.limit,
+        q.cursor,
+        (limit, after) => store.listEvents(filter, limit, after),
+        (event) => ({ insert: event.metadata.time.insert, id: event.id }),
+      );
     },
   );
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../errors.js';
+import { cursorPage } from '../domain/paging.js';
 import { collect } from '../domain/collect.js';
 import type { JsonObject } from '../domain/records.js';
 import { track, type TrackPayload } from '../domain/track.js';
@@ -56,17 +57,15 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
     },
     async (request) => {
       const q = request.query;
-      const after = q.cursor === undefined ? null : cursors.decode('rejected', q.cursor);
-      const page = await store.listRejected(
-        { eventType: q.event_type, sourceId: q.source_id },
-        q.limit + 1,
-        after,
+      return cursorPage(
+        cursors,
+        'rejected',
+        q.limit,
+        q.cursor,
+        (limit, after) =>
+          store.listRejected({ eventType: q.event_type, sourceId: q.source_id }, limit, after),
+        (record) => ({ insert: record.time, id: record.id }),
       );
-      const result = page.slice(0, q.limit);
-      const last = result[result.length - 1];
-      const next =
-        page.length > q.limit && last ? cursors.encode('rejected', { insert: last.time, id: last.id }) : null;
-      return { result, next };
     },
   );
 
