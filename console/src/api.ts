@@ -89,84 +89,21 @@ export function query(params: Record<string, string | number | undefined>): stri
 }
 
 // Records as the API returns them (contract §6).
-export interface EventRecord {
-  id: string;
-  type: string;
-  properties: Record<string, unknown>;
-  context: Record<string, unknown>;
-  source: { id: string };
-  session: { id: string } | null;
-  profile: { id: string } | null;
-  metadata: { time: { insert: string }; ip?: string | null; status?: string; profile_less?: boolean };
-}
+// The records are the service's own (contract §6): one definition, shared with the console.
+export type {
+  EventRecord,
+  EventSource as SourceRecord,
+  EventTypeRecord,
+  ProfileRecord,
+  RejectedRecord,
+  SessionRecord,
+  ValidationFailure,
+} from '../../src/domain/records.js';
+import type { EventRecord } from '../../src/domain/records.js';
 
 export interface EventPage {
   result: EventRecord[];
   next: string | null;
-}
-
-export interface SourceRecord {
-  id: string;
-  type: string;
-  name: string;
-  description: string;
-  enabled: boolean;
-  transitional: boolean;
-  consent: boolean;
-  returns_profile: boolean;
-  tags: string[];
-  [key: string]: unknown;
-}
-
-export interface EventTypeRecord {
-  event_type: string;
-  name: string;
-  description: string;
-  tags: string[];
-  validation: { enabled: boolean; json_schema: Record<string, unknown> };
-}
-
-export interface ValidationFailure {
-  event: number;
-  type: string;
-  target: string;
-  reason: string;
-}
-
-export interface RejectedRecord {
-  id: string;
-  time: string;
-  endpoint: 'track' | 'collect';
-  source_id: string;
-  session_id: string | null;
-  event_types: string[];
-  detail: string;
-  errors: ValidationFailure[];
-  request: { body: unknown; profile_less?: boolean; event_type?: string; ip?: string | null };
-}
-
-export interface ProfileRecord {
-  id: string;
-  metadata: {
-    time: {
-      insert: string;
-      update: string;
-      visit?: { last: string | null; current: string | null; count: number };
-    };
-  };
-  stats: { visits: number };
-  traits: { public: Record<string, unknown>; private?: Record<string, unknown> };
-  consents: Record<string, unknown>;
-  segments: string[];
-  interests: Record<string, unknown>;
-}
-
-export interface SessionRecord {
-  id: string;
-  profile: { id: string } | null;
-  metadata: { time: { insert: string; update: string } };
-  context: Record<string, unknown>;
-  properties: Record<string, unknown>;
 }
 
 export interface ListOf<T> {
