@@ -97,7 +97,11 @@ async function startService(env: Record<string, string>): Promise<{ child: Child
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const auth = { authorization: `Bearer ${TOKEN}` };
-  await fetch(`${base}/event-source`, { method: 'POST', headers: auth, body: JSON.stringify({ id: SOURCE }) });
+  await fetch(`${base}/event-source`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ id: SOURCE }),
+  });
   return { child, base };
 }
 
@@ -168,7 +172,9 @@ export async function runPostgresBench(options: {
         non2xx: leg.non2xx,
         ratioToEmbedded: Math.round((leg.eventsPerSec / embedded) * 100) / 100,
       });
-      console.log(`${store} x${workers}: ${leg.requestsPerSec} req/s, ${leg.eventsPerSec} events/s, p99 ${leg.p99Ms} ms`);
+      console.log(
+        `${store} x${workers}: ${leg.requestsPerSec} req/s, ${leg.eventsPerSec} events/s, p99 ${leg.p99Ms} ms`,
+      );
     } finally {
       await stop(child);
     }
@@ -239,7 +245,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   };
   const { legs, lost } = await runPostgresBench(options);
   const command = `npx tsx bench/postgres.ts ${process.argv.slice(2).join(' ')}`.trim();
-  writeFileSync('bench/results/postgres-latest.json', JSON.stringify({ date: new Date(), command, options, legs, lost }, null, 1));
+  writeFileSync(
+    'bench/results/postgres-latest.json',
+    JSON.stringify({ date: new Date(), command, options, legs, lost }, null, 1),
+  );
   if (!values['no-readme']) writePostgresReadme(postgresMarkdown(legs, command, options.events));
   console.log(lost === 0 ? 'stored-count check: OK (no acknowledged event missing)' : `LOST ${lost} events`);
   process.exitCode = lost === 0 ? 0 : 1;

@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import * as prettier from 'prettier';
+import { postgresMarkdown, runPostgresBench, writePostgresReadme } from './postgres.js';
 import { manyEvents, oneEvent } from './payloads.js';
 import { summarizeProfile, type ProfileSummary, type Window } from './profile.js';
 
@@ -47,6 +48,7 @@ const HELP = `npm run bench -- [options]
   --soak <minutes>    afterwards, a soak at 50% of the measured peak rate, RSS sampled every 10 s
   --cpu-prof          run the service with --cpu-prof into bench/results/ and print the top costs
   --no-readme         do not rewrite the benchmark section of README.md
+  --no-postgres       skip the PostgreSQL run (embedded store vs 1, 2 and 4 collector processes)
   --readme-only       only rewrite that section from bench/results/latest.json (no run)
   --keep-data         keep the service's temporary data folder
 `;
@@ -64,6 +66,7 @@ function parseOptions() {
       'no-readme': { type: 'boolean', default: false },
       'readme-only': { type: 'boolean', default: false },
       'keep-data': { type: 'boolean', default: false },
+      'no-postgres': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -91,6 +94,7 @@ function parseOptions() {
     readme: !values['no-readme'],
     readmeOnly: values['readme-only'],
     keepData: values['keep-data'],
+    postgres: !values['no-postgres'],
   };
 }
 
@@ -1033,7 +1037,33 @@ async function main(): Promise<number> {
     await writeReadme(markdown(report));
     console.log('README.md: benchmark section updated');
   }
-  return check.ok ? 0 : 1;
+
+  // Scale-out: the embedded store against PostgreSQL with 1, 2 and 4 collector processes, same run.
+  let postgresOk = true;
+  if (options.postgres) {
+    console.log(
+      '\nPostgreSQL: embedded store, then PostgreSQL with 1, 2 and 4 collector processes (1 event per request)',
+    );
+    const pgRun = await runPostgresBench({
+      duration: options.duration,
+      connections: options.connections,
+      events: 1,
+      workers: [1, 2, 4],
+    });
+    const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+    writeFileSync(
+      join(RESULTS, 'postgres-latest.json'),
+      `${JSON.stringify({ date: new Date().toISOString(), command, legs: pgRun.legs, lost: pgRun.lost }, null, 2)}\n`,
+    );
+    if (options.readme) writePostgresReadme(postgresMarkdown(pgRun.legs, command, 1));
+    postgresOk = pgRun.lost === 0;
+    console.log(
+      postgresOk
+        ? 'PostgreSQL stored-count check: OK'
+        : `PostgreSQL stored-count check: ${pgRun.lost} events MISSING`,
+    );
+  }
+  return check.ok && postgresOk ? 0 : 1;
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
