@@ -1,45 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import { tempDir } from './helpers.js';
+import { freePort, spawnServer, waitForHealth } from './support/process.js';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-function startServer(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  return { child, output: () => output };
-}
-
-async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error('server exited');
-    try {
-      if ((await fetch(`${base}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('server did not become healthy');
-}
+/** The server with its INFO lines (token location, access log) kept for the assertions. */
+const startServer = (env: Record<string, string>) => spawnServer({ LOG_LEVEL: 'info', ...env });
 
 test('SIGTERM: requests in flight finish and are stored, then the process exits 0', async (t) => {
   const dataDir = tempDir();
@@ -51,7 +20,7 @@ test('SIGTERM: requests in flight finish and are stored, then the process exits 
     TRACK_ACCESS_LOG: 'yes',
   });
   t.after(() => child.kill('SIGKILL'));
-  await waitForHealth(base, child);
+  await waitForHealth(base, child, output);
 
   // No TRACK_API_TOKEN: a token was generated into the data folder, private to its owner.
   const tokenFile = join(dataDir, 'api-token');
@@ -118,7 +87,7 @@ test('SIGTERM: requests in flight finish and are stored, then the process exits 
   // Start again on the same data: every acknowledged event is there.
   const again = startServer({ PORT: String(port), TRACK_DATA_DIR: dataDir });
   t.after(() => again.child.kill('SIGKILL'));
-  await waitForHealth(base, again.child);
+  await waitForHealth(base, again.child, again.output);
   const page = (await (await fetch(`${base}/events?limit=1000`, { headers: auth })).json()) as {
     result: unknown[];
   };

@@ -11,12 +11,12 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { tempDir } from '../helpers.js';
+import { freePort } from '../support/process.js';
 import type { Json } from './support.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -24,15 +24,6 @@ const TOKEN = 'crash-test-token';
 const CLIENTS = 32;
 const LOAD_MS = 2_000;
 const START_TIMEOUT_MS = 30_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The service as a separate process (`node --import tsx src/server.ts`). */
 class ServerProcess {

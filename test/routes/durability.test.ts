@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { payload, startService, tempDir, TOKEN } from '../helpers.js';
+import { freePort } from '../support/process.js';
 import { allEvents, expectStatus, read, track, type Json } from './support.js';
 
 test('after a 200, another process on the same data folder already sees the records', async () => {
@@ -63,16 +63,6 @@ test('records survive closing the app and opening a new one on the same data fol
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 test('every acknowledged request survives a crash (SIGKILL) right after its answer', async (t) => {
   const dataDir = tempDir();

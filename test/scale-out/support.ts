@@ -3,18 +3,17 @@
  * scaled-out deployment runs them behind a load balancer.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
 import { tempDir, TOKEN } from '../helpers.js';
+import { freePort, spawnServer, waitForHealth } from '../support/process.js';
+
+export { freePort, spawnServer, waitForHealth };
 
 export { TOKEN };
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = Record<string, any>;
@@ -39,15 +38,6 @@ export interface Collector {
   stop(): Promise<number | null>;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
 async function request(url: string, init: RequestInit): Promise<Answer> {
   const res = await fetch(url, init);
   const text = await res.text();
@@ -58,34 +48,6 @@ async function request(url: string, init: RequestInit): Promise<Answer> {
     // not JSON: the text is there to read
   }
   return { status: res.status, headers: res.headers, body, text };
-}
-
-/** Spawns `src/server.ts` with the environment given (on top of the test's own). */
-export function spawnServer(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  return { child, output: () => output };
-}
-
-/** Waits for /health to answer 200 (the machine may be slow: up to 90 s). */
-export async function waitForHealth(base: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output()}`);
-    try {
-      if ((await fetch(`${base}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`server did not become healthy:\n${output()}`);
 }
 
 /**
