@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import { buildApp } from '../../src/app.js';
+import { defaultConfig } from '../../src/config.js';
+import { AUTH, payload, tempDir, TOKEN } from '../helpers.js';
+
+test('every refused request is logged once with its status, reason and request id', async (t) => {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const dataDir = tempDir();
+  const app = await buildApp({
+    config: { ...defaultConfig({ dataDir }), apiToken: TOKEN },
+    logger: { level: 'info', stream },
+  });
+  t.after(async () => {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  await app.inject({ method: 'POST', url: '/event-source', headers: AUTH, payload: { id: 'src-1' } });
+  await app.inject({
+    method: 'POST',
+    url: '/event/management',
+    headers: AUTH,
+    payload: {
+      event_type: 'purchase',
+      validation: { json_schema: { 'event@properties': { type: 'object', required: ['price'] } } },
+    },
+  });
+
+  const refused = [
+    {
+      id: 'req-unknown-source',
+      body: payload({ source: { id: 'nope' } }),
+      status: 401,
+      detail: /Invalid event source `nope`/,
+    },
+    { id: 'req-invalid', body: { session: {} }, status: 422, detail: /source|session|events/ },
+    {
+      id: 'req-schema',
+      body: payload({ events: [{ type: 'purchase' }] }),
+      status: 406,
+      detail: /'price' is a required property/,
+    },
+  ];
+  for (const r of refused) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/track',
+      headers: { 'x-request-id': r.id },
+      payload: r.body,
+    });
+    assert.equal(res.statusCode, r.status);
+  }
+  const ok = await app.inject({
+    method: 'POST',
+    url: '/track',
+    headers: { 'x-request-id': 'req-ok' },
+    payload: payload(),
+  });
+  assert.equal(ok.statusCode, 200);
+
+  for (const r of refused) {
+    const logged = lines.filter((l) => l.reqId === r.id && l.msg === 'request rejected');
+    assert.equal(logged.length, 1, `one line for ${r.id}`);
+    assert.equal(logged[0]!.status, r.status);
+    assert.match(JSON.stringify(logged[0]!.detail), r.detail);
+    assert.equal(logged[0]!.url, '/track');
+  }
+  assert.equal(
+    lines.filter((l) => l.reqId === 'req-ok').length,
+    0,
+    'accepted requests are not logged by default',
+  );
+});
