@@ -144,6 +144,14 @@ describe('several processes sharing one database', () => {
     return Promise.all(Array.from({ length: N }, (_, i) => track(i % 2 === 0 ? a : b, make(i))));
   }
 
+  test('context updates of one known session from both processes are all kept (they take turns)', async () => {
+    const sid = fresh();
+    await track(a, payload({ session: { id: sid } }));
+    await both((i) => payload({ session: { id: sid }, context: { [`k${i}`]: i } }));
+    const session = await read(a, `/session/${sid}`);
+    assert.deepEqual(session.context, Object.fromEntries(Array.from({ length: N }, (_, i) => [`k${i}`, i])));
+  });
+
   test('the same new session id resolves to one session and one profile', async () => {
     const sid = fresh();
     const results = await both((i) =>
