@@ -1,11 +1,12 @@
 import type { Store } from '../storage/store.js';
 import type { EventRecord, JsonObject } from './records.js';
+import { admitSource, refuse } from './admission.js';
 import { commitWriteSet } from './commit.js';
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
 import type { SourceRateLimiter } from './rate-limit.js';
 import type { SourceCache } from './sources.js';
-import { ValidationRejected, type EventValidator } from './validation/validator.js';
+import type { EventValidator } from './validation/validator.js';
 
 export interface CollectRequest {
   eventType: string;
@@ -33,16 +34,7 @@ export interface CollectResponse {
 
 /** POST /collect/{event_type}/{source_id} (contract §4): one profile-less event, no session or profile. */
 export async function collect(deps: CollectDeps, request: CollectRequest): Promise<CollectResponse> {
-  const source = await deps.sources.require(request.sourceId).catch((error: unknown) => {
-    deps.observer.eventsRejected(1, 'source');
-    throw error;
-  });
-  try {
-    deps.limiter.check(source);
-  } catch (error) {
-    deps.observer.eventsRejected(1, 'rate_limit');
-    throw error;
-  }
+  const source = await admitSource(deps, request.sourceId, 1);
   const event: EventRecord = {
     id: deps.newId(),
     type: request.eventType,
@@ -61,20 +53,13 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
   try {
     await deps.validator.check({ events: [event], session: null, profile: null });
   } catch (error) {
-    if (error instanceof ValidationRejected) {
-      deps.observer.eventsRejected(1, 'validation');
-      await deps.quarantine?.record(
-        {
-          endpoint: 'collect',
-          source_id: source.id,
-          session_id: null,
-          event_types: [event.type],
-          request: { body: request.properties, event_type: request.eventType, ip: request.ip },
-        },
-        error,
-      );
-    }
-    throw error;
+    await refuse(deps, error, 1, {
+      endpoint: 'collect',
+      source_id: source.id,
+      session_id: null,
+      event_types: [event.type],
+      request: { body: request.properties, event_type: request.eventType, ip: request.ip },
+    });
   }
   if (!source.transitional) await commitWriteSet(deps.store, deps.observer, { events: [event] });
   deps.observer.eventsAccepted(1);

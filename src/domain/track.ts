@@ -6,13 +6,14 @@ import { resolveIdentity, transientIdentity } from './identity.js';
 import type { KeyedLock } from './keyed-lock.js';
 import { deepMerge } from './merge.js';
 import type { EventRecord, EventSource, JsonObject, ProfileRecord, WriteSet } from './records.js';
+import { admitSource, refuse } from './admission.js';
 import { commitWriteSet } from './commit.js';
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
 import type { SourceRateLimiter } from './rate-limit.js';
 import type { SourceCache } from './sources.js';
 import { Trace } from './trace.js';
-import { ValidationRejected, type EventValidator } from './validation/validator.js';
+import type { EventValidator } from './validation/validator.js';
 
 export interface EventInput {
   type: string;
@@ -149,16 +150,7 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
   const options = optionsOf(payload);
   const trace = new Trace(options.debugger && deps.debugAllowed);
   const eventCount = payload.events.length;
-  const source = await deps.sources.require(payload.source.id).catch((error: unknown) => {
-    deps.observer.eventsRejected(eventCount, 'source');
-    throw error;
-  });
-  try {
-    deps.limiter.check(source);
-  } catch (error) {
-    deps.observer.eventsRejected(eventCount, 'rate_limit');
-    throw error;
-  }
+  const source = await admitSource(deps, payload.source.id, eventCount);
   trace.log(
     'info',
     'source',
@@ -172,20 +164,13 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
     deps.observer.eventsAccepted(eventCount);
     return respond(request, source, options, outcome, trace);
   } catch (error) {
-    if (error instanceof ValidationRejected) {
-      deps.observer.eventsRejected(eventCount, 'validation');
-      await deps.quarantine?.record(
-        {
-          endpoint: 'track',
-          source_id: source.id,
-          session_id: payload.session.id,
-          event_types: [...new Set(payload.events.map((e) => e.type))],
-          request: { body: payload, profile_less: request.profileLess, ip: request.ip },
-        },
-        error,
-      );
-    }
-    throw error;
+    return refuse(deps, error, eventCount, {
+      endpoint: 'track',
+      source_id: source.id,
+      session_id: payload.session.id,
+      event_types: [...new Set(payload.events.map((e) => e.type))],
+      request: { body: payload, profile_less: request.profileLess, ip: request.ip },
+    });
   }
 }
 

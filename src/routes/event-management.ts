@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../errors.js';
 import { eventTypeFromInput, type EventTypeInput } from '../domain/event-types.js';
-import { assertCompilable } from '../domain/validation/validator.js';
+import { compileEventType } from '../domain/validation/compile.js';
 import { deletedOne, errorResponses, eventType, eventTypeInput, listOf } from '../http/schemas.js';
 import type { RouteOptions } from '../services.js';
 
@@ -30,7 +30,7 @@ export default async function eventManagementRoutes(app: FastifyInstance, { serv
     },
     async (request) => {
       const stored = eventTypeFromInput(request.body);
-      assertCompilable(stored);
+      compileEventType(stored); // a 422 naming the key when a target or schema cannot be used
       await store.putEventType(stored);
       validator.invalidate(stored.event_type);
       return stored;

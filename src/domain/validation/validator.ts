@@ -82,8 +82,3 @@ export class EventValidator {
     this.cache.clear();
   }
 }
-
-/** Compiles a record to be saved; a 422 naming the key when it cannot be used. */
-export function assertCompilable(record: Parameters<typeof compileEventType>[0]): void {
-  compileEventType(record);
-}

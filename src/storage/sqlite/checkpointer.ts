@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 export class Checkpointer {
   private readonly worker: Worker;
   private readonly walFile: string;
+  private nextSizeCheck = 0;
 
   constructor(
     dbFile: string,
@@ -38,8 +39,13 @@ export class Checkpointer {
     this.worker.unref();
   }
 
-  /** Called by the writer after each commit: true when it should checkpoint itself now. */
-  walTooLarge(): boolean {
+  /**
+   * Called by the writer after each commit: true when it should checkpoint itself now. The file is
+   * looked at no more than once a second, so commits do not pay a system call each.
+   */
+  walTooLarge(now: number = Date.now()): boolean {
+    if (now < this.nextSizeCheck) return false;
+    this.nextSizeCheck = now + 1000;
     try {
       return statSync(this.walFile).size > this.maxWalBytes;
     } catch {
