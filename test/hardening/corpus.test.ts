@@ -5,7 +5,6 @@
  * listening server, to be sure none of them brings the process down.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { CursorCodec } from '../../src/domain/paging.js';
@@ -15,8 +14,9 @@ import {
   assertError,
   countEvents,
   expectStatus,
+  sendRaw,
   validPayload,
-  type Answer,
+  type RawRequest,
   type Json,
   type Loc,
 } from './support.js';
@@ -731,51 +731,6 @@ describe(`bad input corpus (${CASES.length} requests)`, () => {
 // ---------------------------------------------------------------------------------------------
 // The worst inputs through a real socket: the process must survive and keep answering.
 
-interface RawRequest {
-  method?: string;
-  path: string;
-  headers?: Record<string, string | number>;
-  body?: string | Buffer;
-  /** Sent with chunked transfer encoding (no Content-Length), one write per chunk. */
-  chunks?: Buffer[];
-}
-
-function send(port: number, request: RawRequest): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: request.method ?? 'POST',
-        path: request.path,
-        headers: request.headers,
-        agent: false,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            contentType: String(res.headers['content-type'] ?? ''),
-            body,
-          }),
-        );
-      },
-    );
-    req.setTimeout(30_000, () => req.destroy(new Error(`timeout: ${request.path}`)));
-    // The server may answer 413 and close before the whole body is written: that is not a failure.
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
-    });
-    if (request.chunks) {
-      for (const chunk of request.chunks) req.write(chunk);
-      req.end();
-    } else req.end(request.body);
-  });
-}
-
 describe('the worst inputs against a real listening server', () => {
   let service: Service;
   let port: number;
@@ -809,12 +764,12 @@ describe('the worst inputs against a real listening server', () => {
 
   for (const [name, request, status] of worst) {
     test(`${name}: ${status}`, async () => {
-      assertError(await send(port, request), status, name);
+      assertError(await sendRaw(port, request), status, name);
     });
   }
 
   test('all of them at once, then the process still answers /health and /track', async () => {
-    const answers = await Promise.all(worst.map(([, request]) => send(port, request)));
+    const answers = await Promise.all(worst.map(([, request]) => sendRaw(port, request)));
     answers.forEach((answer, i) => assertError(answer, worst[i]![2], worst[i]![0]));
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     assert.equal(health.status, 200);

@@ -1,3 +1,4 @@
+import http from 'node:http';
 /** Shared helpers of the hardening tests (not a test file itself). */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
@@ -107,4 +108,50 @@ export function prototypeKeys(): string {
       Reflect.ownKeys(p).map(String).sort(),
     ),
   );
+}
+
+export interface RawRequest {
+  method?: string;
+  path: string;
+  headers?: Record<string, string | number>;
+  body?: string | Buffer;
+  /** Sent with chunked transfer encoding (no Content-Length), one write per chunk. */
+  chunks?: Buffer[];
+}
+
+/** One request through a real socket (no client-side limits), answered as an Answer. */
+export function sendRaw(port: number, request: RawRequest): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: request.method ?? 'POST',
+        path: request.path,
+        headers: request.headers,
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers['content-type'] ?? ''),
+            body,
+          }),
+        );
+      },
+    );
+    req.setTimeout(30_000, () => req.destroy(new Error(`timeout: ${request.path}`)));
+    // The server may answer 413 and close before the whole body is written: that is not a failure.
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
+    });
+    if (request.chunks) {
+      for (const chunk of request.chunks) req.write(chunk);
+      req.end();
+    } else req.end(request.body);
+  });
 }
