@@ -19,17 +19,26 @@ interface Pending<T, R> {
  * Group commit: items submitted while no batch is being written are gathered and written together
  * in one transaction; each submitter is answered only after that transaction committed.
  * At most `limit` items wait; past that `submit` rejects with WriteQueueFullError.
+ * With `maxInFlight` above 1, the next batch is handed over before the previous one has committed
+ * (for a writer that runs batches one after the other on a thread of its own), so that gathering and
+ * writing overlap instead of taking turns.
  */
 export class GroupCommitter<T, R> {
   private queue: Pending<T, R>[] = [];
-  private flushing: Promise<void> | null = null;
+  private inFlight = 0;
   private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
 
   constructor(
     private readonly write: BatchWriter<T, R>,
     private readonly limit: number,
-    private readonly maxBatch = 2000,
-  ) {}
+    options: { maxBatch?: number; maxInFlight?: number } = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 2000;
+    this.maxInFlight = options.maxInFlight ?? 1;
+  }
 
   get depth(): number {
     return this.queue.length;
@@ -45,31 +54,35 @@ export class GroupCommitter<T, R> {
 
   /** Resolves when everything submitted so far is written. */
   async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing) {
-      if (this.flushing) await this.flushing;
-      else await this.flush();
+    while (this.queue.length > 0 || this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        this.idleWaiters.push(resolve);
+        this.schedule();
+      });
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.flushing) return;
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
     this.scheduled = true;
     // setImmediate runs after the I/O callbacks of this loop turn: every request parsed in the
     // same turn joins the batch.
     setImmediate(() => {
       this.scheduled = false;
-      void this.flush();
+      this.flush();
     });
   }
 
-  private flush(): Promise<void> {
-    if (this.flushing || this.queue.length === 0) return this.flushing ?? Promise.resolve();
+  private flush(): void {
+    if (this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
     const batch = this.queue.splice(0, this.maxBatch);
-    this.flushing = this.run(batch).finally(() => {
-      this.flushing = null;
+    this.inFlight++;
+    void this.run(batch).finally(() => {
+      this.inFlight--;
       if (this.queue.length > 0) this.schedule();
+      else if (this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     });
-    return this.flushing;
+    this.schedule();
   }
 
   private async run(batch: Pending<T, R>[]): Promise<void> {

@@ -1,0 +1,96 @@
+/**
+ * What crosses from the service's thread to the writer thread (writer.ts): write sets already turned
+ * into column values and JSON text, so that the writer does SQLite work only and the message is a
+ * few strings per record to copy.
+ */
+import type { WriteSet } from '../../domain/records.js';
+import { StoreUnavailableError } from '../store.js';
+
+export interface SessionRow {
+  id: string;
+  profileId: string | null;
+  doc: string;
+  /** null: insert only if absent; a number: update only at this version. */
+  expectVersion: number | null;
+}
+
+export type ProfileRow = { op: 'create'; id: string; doc: string } | { op: 'visit'; id: string; at: string };
+
+/** id, insert_time, type, source_id, session_id, profile_id, doc */
+export type EventRow = [string, string, string, string, string | null, string | null, string];
+
+export interface WriteRow {
+  session?: SessionRow;
+  profile?: ProfileRow;
+  events: EventRow[];
+}
+
+/** A write set's outcome: `visited` is the profile a visit left, as JSON text. */
+export type RowOutcome =
+  | { ok: true; visited: string | null }
+  | { ok: false; conflict: 'session' | 'profile' }
+  | { ok: false; error: ErrorShape };
+
+/** An error as it crosses threads. */
+export interface ErrorShape {
+  message: string;
+  code?: string;
+}
+
+export function toRow(ws: WriteSet): WriteRow {
+  const row: WriteRow = { events: [] };
+  if (ws.session) {
+    const { record, expectVersion } = ws.session;
+    row.session = {
+      id: record.id,
+      profileId: record.profile?.id ?? null,
+      doc: JSON.stringify(record),
+      expectVersion,
+    };
+  }
+  if (ws.profile?.op === 'create') {
+    row.profile = { op: 'create', id: ws.profile.record.id, doc: JSON.stringify(ws.profile.record) };
+  } else if (ws.profile) {
+    row.profile = { op: 'visit', id: ws.profile.id, at: ws.profile.at };
+  }
+  for (const e of ws.events) {
+    row.events.push([
+      e.id,
+      e.metadata.time.insert,
+      e.type,
+      e.source.id,
+      e.session?.id ?? null,
+      e.profile?.id ?? null,
+      JSON.stringify(e),
+    ]);
+  }
+  return row;
+}
+
+export function errorShape(error: unknown): ErrorShape {
+  const code = (error as { code?: unknown }).code;
+  return {
+    message: error instanceof Error ? error.message : String(error),
+    ...(typeof code === 'string' ? { code } : {}),
+  };
+}
+
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/;
+
+/** The store's view of a SQLite error: unavailable (503) for what a retry may cure, else as it is. */
+export function translate(error: unknown): unknown {
+  // better-sqlite3 throws a TypeError on a closed connection: the store cannot be reached.
+  if (error instanceof TypeError && /database connection is not open/i.test(error.message)) {
+    return new StoreUnavailableError(error.message);
+  }
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
+    return new StoreUnavailableError(`${code}: ${(error as Error).message}`);
+  }
+  return error;
+}
+
+/** An error that came back from the writer thread, translated like one thrown here. */
+export function fromShape(shape: ErrorShape): unknown {
+  return translate(Object.assign(new Error(shape.message), shape.code ? { code: shape.code } : {}));
+}

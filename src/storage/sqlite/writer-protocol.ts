@@ -1,0 +1,20 @@
+/** The messages between the service's thread (writer-thread.ts) and the writer thread (writer.ts). */
+import type { ErrorShape } from './rows.js';
+import type { WriteOps } from './writes.js';
+
+export interface WriterData {
+  file: string;
+  sync: 'normal' | 'full';
+  /** Log size past which the writer checkpoints itself (RESTART), when the checkpointer falls behind. */
+  walLimitBytes: number;
+}
+
+export type WriteOp = keyof WriteOps;
+
+export type WriterRequest = { id: number; op: WriteOp; args: unknown[] } | { id: number; op: 'close' };
+
+export type WriterReply =
+  | { ready: true }
+  | { ready: false; error: ErrorShape }
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: ErrorShape };

@@ -1,0 +1,72 @@
+/**
+ * The writer thread of the embedded store (started by writer-thread.ts): the one connection that
+ * writes. It runs each request it receives to the end, in the order received, and answers with the
+ * result once the transaction has committed. SQLite's work happens here, beside the thread that
+ * parses and answers HTTP requests, never on it.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { Checkpointer } from './checkpointer.js';
+import { errorShape } from './rows.js';
+import type { WriterData, WriterReply, WriterRequest } from './writer-protocol.js';
+import { migrate, prepareWrites, type WriteOps } from './writes.js';
+
+const { file, sync, walLimitBytes } = workerData as WriterData;
+const port = parentPort!;
+
+let db: Database.Database;
+let ops: WriteOps;
+let checkpointer: Checkpointer;
+try {
+  db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('temp_store = MEMORY');
+  // The log is copied back into the database file by a thread of its own (checkpointer.ts), so that
+  // commits never wait for that copy and its fsync.
+  db.pragma('wal_autocheckpoint = 0');
+  db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+  migrate(db);
+  ops = prepareWrites(db);
+  checkpointer = new Checkpointer(file, walLimitBytes);
+  port.postMessage({ ready: true } satisfies WriterReply);
+} catch (error) {
+  port.postMessage({ ready: false, error: errorShape(error) } satisfies WriterReply);
+  process.exit(1);
+}
+
+port.on('message', (request: WriterRequest) => {
+  if (request.op === 'close') {
+    void close(request.id);
+    return;
+  }
+  let reply: WriterReply;
+  try {
+    const operation = ops[request.op] as (...args: unknown[]) => unknown;
+    reply = { id: request.id, ok: true, value: operation(...request.args) };
+  } catch (error) {
+    reply = { id: request.id, ok: false, error: errorShape(error) };
+  }
+  port.postMessage(reply);
+  // The backstop when the checkpointer cannot keep up: this writer copies the log itself.
+  if (request.op === 'commit' && checkpointer.walTooLarge()) {
+    try {
+      db.pragma('wal_checkpoint(RESTART)');
+    } catch {
+      // Busy: tried again at the next size check.
+    }
+  }
+});
+
+async function close(id: number): Promise<void> {
+  await checkpointer.close();
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } catch {
+    // Another connection still reads: the log is checkpointed by the next opener instead.
+  }
+  db.close();
+  port.postMessage({ id, ok: true, value: undefined } satisfies WriterReply);
+  port.close();
+}

@@ -1,0 +1,144 @@
+/**
+ * Every write of the embedded store, run by the writer thread (writer.ts) on the one connection that
+ * writes: migrations at open, group-commit batches of write sets, and the management writes.
+ */
+import type Database from 'better-sqlite3';
+import type { ProfileRecord } from '../../domain/records.js';
+import { applyVisit } from '../../domain/records.js';
+import type { ErasedCounts } from '../store.js';
+import { migrations } from './migrations.js';
+import type { RowOutcome, WriteRow } from './rows.js';
+import { errorShape } from './rows.js';
+
+/** Applies the migrations the file lacks; `PRAGMA user_version` counts those applied. */
+export function migrate(db: Database.Database): void {
+  const applied = db.pragma('user_version', { simple: true }) as number;
+  for (let i = applied; i < migrations.length; i++) {
+    db.transaction(() => {
+      db.exec(migrations[i]!);
+      db.pragma(`user_version = ${i + 1}`);
+    })();
+  }
+}
+
+/** The write operations, by name: what the service's thread may ask the writer thread to do. */
+export function prepareWrites(db: Database.Database) {
+  const s = {
+    putSource: db.prepare(
+      'INSERT INTO sources (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc',
+    ),
+    deleteSource: db.prepare('DELETE FROM sources WHERE id = ?'),
+    insertSession: db.prepare(
+      'INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?) ON CONFLICT (id) DO NOTHING',
+    ),
+    updateSession: db.prepare(
+      'UPDATE sessions SET profile_id = ?, doc = ?, version = version + 1 WHERE id = ? AND version = ?',
+    ),
+    getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
+    insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
+    updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
+    insertEvent: db.prepare(
+      'INSERT INTO events (id, insert_time, type, source_id, session_id, profile_id, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    eraseSessionEvents: db.prepare(
+      'DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = ?)',
+    ),
+    eraseProfileEvents: db.prepare('DELETE FROM events WHERE profile_id = ?'),
+    eraseSessions: db.prepare('DELETE FROM sessions WHERE profile_id = ?'),
+    eraseProfile: db.prepare('DELETE FROM profiles WHERE id = ?'),
+    putEventType: db.prepare(
+      'INSERT INTO event_types (event_type, doc) VALUES (?, ?) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
+    ),
+    deleteEventType: db.prepare('DELETE FROM event_types WHERE event_type = ?'),
+    putRejected: db.prepare(
+      'INSERT INTO rejected (id, time, source_id, event_types, doc) VALUES (?, ?, ?, ?, ?)',
+    ),
+    deleteRejected: db.prepare('DELETE FROM rejected WHERE id = ?'),
+    pruneRejectedAge: db.prepare('DELETE FROM rejected WHERE time < ?'),
+    pruneRejectedCount: db.prepare(
+      'DELETE FROM rejected WHERE id IN (SELECT id FROM rejected ORDER BY time DESC, id DESC LIMIT -1 OFFSET ?)',
+    ),
+  };
+
+  /**
+   * Writes one write set inside the batch transaction. Everything that can conflict is checked before
+   * the first write, so a conflicting write set leaves no trace.
+   */
+  const apply = (row: WriteRow): RowOutcome => {
+    let visited: ProfileRecord | null = null;
+    if (row.profile?.op === 'visit') {
+      const doc = s.getProfile.get(row.profile.id) as string | undefined;
+      if (doc === undefined) return { ok: false, conflict: 'profile' };
+      visited = applyVisit(JSON.parse(doc) as ProfileRecord, row.profile.at);
+    }
+    if (row.session) {
+      const { id, profileId, doc, expectVersion } = row.session;
+      const changes =
+        expectVersion === null
+          ? s.insertSession.run(id, profileId, doc).changes
+          : s.updateSession.run(profileId, doc, id, expectVersion).changes;
+      if (changes === 0) return { ok: false, conflict: 'session' };
+    }
+    let visitedDoc: string | null = null;
+    if (row.profile?.op === 'create') s.insertProfile.run(row.profile.id, row.profile.doc);
+    else if (visited) {
+      visitedDoc = JSON.stringify(visited);
+      s.updateProfile.run(visitedDoc, visited.id);
+    }
+    for (const e of row.events) s.insertEvent.run(e);
+    return { ok: true, visited: visitedDoc };
+  };
+
+  // Many requests' write sets in one transaction. Conflicts are found before a write set writes
+  // anything, so they need no savepoint; any other failure rolls the batch back and each write set
+  // is then tried alone, so one bad write set never fails the others.
+  const batch = db.transaction((rows: WriteRow[]) => rows.map(apply));
+  const single = db.transaction(apply);
+
+  return {
+    commit(rows: WriteRow[]): RowOutcome[] {
+      try {
+        return batch(rows);
+      } catch (error) {
+        if (rows.length === 1) return [{ ok: false, error: errorShape(error) }];
+        return rows.map((row): RowOutcome => {
+          try {
+            return single(row);
+          } catch (rowError) {
+            return { ok: false, error: errorShape(rowError) };
+          }
+        });
+      }
+    },
+    putSource(id: string, doc: string): void {
+      s.putSource.run(id, doc);
+    },
+    deleteSource(id: string): boolean {
+      return s.deleteSource.run(id).changes > 0;
+    },
+    putEventType(eventType: string, doc: string): void {
+      s.putEventType.run(eventType, doc);
+    },
+    deleteEventType(eventType: string): boolean {
+      return s.deleteEventType.run(eventType).changes > 0;
+    },
+    putRejected(id: string, time: string, sourceId: string, eventTypes: string, doc: string): void {
+      s.putRejected.run(id, time, sourceId, eventTypes, doc);
+    },
+    deleteRejected(id: string): boolean {
+      return s.deleteRejected.run(id).changes > 0;
+    },
+    pruneRejected(before: string, keep: number): number {
+      return s.pruneRejectedAge.run(before).changes + s.pruneRejectedCount.run(keep).changes;
+    },
+    eraseProfile: db.transaction((id: string): ErasedCounts | null => {
+      if (s.getProfile.get(id) === undefined) return null;
+      const events = s.eraseSessionEvents.run(id).changes + s.eraseProfileEvents.run(id).changes;
+      const sessions = s.eraseSessions.run(id).changes;
+      const profiles = s.eraseProfile.run(id).changes;
+      return { profiles, sessions, events };
+    }),
+  };
+}
+
+export type WriteOps = ReturnType<typeof prepareWrites>;
