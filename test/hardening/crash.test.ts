@@ -325,7 +325,7 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
       const db = new Database(join(dataDir, 'collector.db'), { readonly: true });
       try {
         assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-        assert.equal(db.prepare('SELECT count(*) FROM events').pluck().get(), stored.size + 1);
+        assert.equal(db.prepare('SELECT count(*) FROM event_ids').pluck().get(), stored.size + 1);
       } finally {
         db.close();
       }

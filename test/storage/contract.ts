@@ -14,7 +14,7 @@ import type {
   WriteSet,
 } from '../../src/domain/records.js';
 import { newProfile } from '../../src/domain/records.js';
-import type { EventPosition, Store } from '../../src/storage/store.js';
+import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
 
 export interface StoreHandle {
@@ -452,6 +452,62 @@ export function storeContract(name: string, factory: StoreFactory): void {
           after = { insert: last.metadata.time.insert, id: last.id };
         }
         assert.deepEqual(seen, expected, `page size ${size}`);
+      }
+    });
+
+    test('events: requests of many events, interleaved by id at one insert time, paged by every filter', async (t) => {
+      const { store } = await open(t);
+      const types = ['view', 'buy', 'scroll'];
+      // Three requests of 120 events each, at one instant: their ids interleave.
+      const requests = ['a', 'b', 'c'].map((r, k) =>
+        Array.from({ length: 120 }, (_, i) =>
+          event(
+            `id-${String(i).padStart(3, '0')}-${r}`,
+            {
+              type: types[(i + k) % 3]!,
+              session: { id: `s-${r}` },
+              profile: k === 2 ? null : { id: `p-${r}` },
+              source: { id: k === 1 ? 'src-2' : 'src-1' },
+            },
+            at(5000),
+          ),
+        ),
+      );
+      // One more request whose events are at another instant, and one with events of two instants.
+      requests.push([event('older', { session: { id: 's-a' } }, at(4000))]);
+      requests.push([event('mixed-1', {}, at(6000)), event('mixed-2', {}, at(3000))]);
+      const results = await Promise.all(requests.map((events) => store.commit({ events })));
+      for (const r of results) ok(r);
+      const all = requests.flat();
+      for (const e of [all[0]!, all[119]!, all[241]!, all.at(-1)!])
+        assert.deepEqual(await store.getEvent(e.id), e);
+
+      const order = (events: EventRecord[]) =>
+        events
+          .map((e) => ({ id: e.id, time: e.metadata.time.insert }))
+          .sort(newestFirst)
+          .map((e) => e.id);
+      const filters: [EventFilter, (e: EventRecord) => boolean][] = [
+        [{}, () => true],
+        [{ type: 'buy' }, (e) => e.type === 'buy'],
+        [{ sessionId: 's-a' }, (e) => e.session?.id === 's-a'],
+        [{ profileId: 'p-b' }, (e) => e.profile?.id === 'p-b'],
+        [{ sourceId: 'src-1', type: 'scroll' }, (e) => e.source.id === 'src-1' && e.type === 'scroll'],
+      ];
+      for (const [filter, matches] of filters) {
+        const expected = order(all.filter(matches));
+        for (const size of [1, 50, 1000]) {
+          const seen: string[] = [];
+          let after: EventPosition | null = null;
+          for (;;) {
+            const page = await store.listEvents(filter, size, after);
+            seen.push(...page.map((e) => e.id));
+            if (page.length < size) break;
+            const last = page.at(-1)!;
+            after = { insert: last.metadata.time.insert, id: last.id };
+          }
+          assert.deepEqual(seen, expected, `${JSON.stringify(filter)}, page size ${size}`);
+        }
       }
     });
 

@@ -36,6 +36,9 @@ export class Checkpointer {
       });
     `;
     this.worker = new Worker(source, { eval: true, workerData: { driver, file: dbFile, intervalMs } });
+    // A checkpointer that cannot run (its database gone, say) ends alone: the writer's own
+    // checkpoint past the size bound still keeps the log from growing without end.
+    this.worker.on('error', () => {});
     this.worker.unref();
   }
 

@@ -42,3 +42,45 @@ migrations.push(`
   CREATE INDEX rejected_time ON rejected (time, id);
   CREATE INDEX rejected_source ON rejected (source_id, time, id);
 `);
+
+// Events are stored in runs: the consecutive events of one write set that share their insert time,
+// source, session and profile make one row, so that a request's events cost one row and one entry
+// per index instead of one per event. `event_ids` finds the run of an event; `event_run_types` the
+// runs holding an event type. Triggers keep both in step with the runs.
+migrations.push(`
+  CREATE TABLE event_runs (
+    run INTEGER PRIMARY KEY,
+    insert_time TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    session_id TEXT,
+    profile_id TEXT,
+    ids TEXT NOT NULL,
+    types TEXT NOT NULL,
+    docs TEXT NOT NULL
+  );
+  CREATE INDEX event_runs_time ON event_runs (insert_time);
+  CREATE INDEX event_runs_profile ON event_runs (profile_id, insert_time);
+  CREATE INDEX event_runs_session ON event_runs (session_id, insert_time);
+  CREATE INDEX event_runs_source ON event_runs (source_id, insert_time);
+  CREATE TABLE event_ids (id TEXT PRIMARY KEY, run INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TABLE event_run_types (
+    type TEXT NOT NULL,
+    insert_time TEXT NOT NULL,
+    run INTEGER NOT NULL,
+    PRIMARY KEY (type, insert_time, run)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER event_runs_added AFTER INSERT ON event_runs BEGIN
+    INSERT INTO event_ids (id, run) SELECT value, new.run FROM json_each(new.ids);
+    INSERT INTO event_run_types (type, insert_time, run)
+      SELECT value, new.insert_time, new.run FROM json_each(new.types);
+  END;
+  CREATE TRIGGER event_runs_removed AFTER DELETE ON event_runs BEGIN
+    DELETE FROM event_ids WHERE id IN (SELECT value FROM json_each(old.ids));
+    DELETE FROM event_run_types
+      WHERE type IN (SELECT value FROM json_each(old.types)) AND insert_time = old.insert_time AND run = old.run;
+  END;
+  INSERT INTO event_runs (insert_time, source_id, session_id, profile_id, ids, types, docs)
+    SELECT insert_time, source_id, session_id, profile_id, json_array(id), json_array(type), '[' || doc || ']'
+    FROM events ORDER BY insert_time, id;
+  DROP TABLE events;
+`);

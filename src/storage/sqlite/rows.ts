@@ -3,7 +3,7 @@
  * into column values and JSON text, so that the writer does SQLite work only and the message is a
  * few strings per record to copy.
  */
-import type { WriteSet } from '../../domain/records.js';
+import type { EventRecord, WriteSet } from '../../domain/records.js';
 import { StoreUnavailableError } from '../store.js';
 
 export interface SessionRow {
@@ -16,13 +16,16 @@ export interface SessionRow {
 
 export type ProfileRow = { op: 'create'; id: string; doc: string } | { op: 'visit'; id: string; at: string };
 
-/** id, insert_time, type, source_id, session_id, profile_id, doc */
-export type EventRow = [string, string, string, string, string | null, string | null, string];
+/**
+ * A run of events (see migrations.ts): insert_time, source_id, session_id, profile_id, then the
+ * JSON arrays of the ids, of the distinct types and of the records.
+ */
+export type RunRow = [string, string, string | null, string | null, string, string, string];
 
 export interface WriteRow {
   session?: SessionRow;
   profile?: ProfileRow;
-  events: EventRow[];
+  runs: RunRow[];
 }
 
 /** A write set's outcome: `visited` is the profile a visit left, as JSON text. */
@@ -38,7 +41,7 @@ export interface ErrorShape {
 }
 
 export function toRow(ws: WriteSet): WriteRow {
-  const row: WriteRow = { events: [] };
+  const row: WriteRow = { runs: runsOf(ws.events) };
   if (ws.session) {
     const { record, expectVersion } = ws.session;
     row.session = {
@@ -53,18 +56,37 @@ export function toRow(ws: WriteSet): WriteRow {
   } else if (ws.profile) {
     row.profile = { op: 'visit', id: ws.profile.id, at: ws.profile.at };
   }
-  for (const e of ws.events) {
-    row.events.push([
-      e.id,
-      e.metadata.time.insert,
-      e.type,
-      e.source.id,
-      e.session?.id ?? null,
-      e.profile?.id ?? null,
-      JSON.stringify(e),
-    ]);
-  }
   return row;
+}
+
+/** The events in runs: consecutive events with the same insert time, source, session and profile. */
+function runsOf(events: EventRecord[]): RunRow[] {
+  const runs: RunRow[] = [];
+  let start = 0;
+  for (let i = 1; i <= events.length; i++) {
+    const a = events[start]!;
+    const b = events[i];
+    if (
+      b &&
+      b.metadata.time.insert === a.metadata.time.insert &&
+      b.source.id === a.source.id &&
+      b.session?.id === a.session?.id &&
+      b.profile?.id === a.profile?.id
+    )
+      continue;
+    const run = events.slice(start, i);
+    runs.push([
+      a.metadata.time.insert,
+      a.source.id,
+      a.session?.id ?? null,
+      a.profile?.id ?? null,
+      JSON.stringify(run.map((e) => e.id)),
+      JSON.stringify([...new Set(run.map((e) => e.type))]),
+      `[${run.map((e) => JSON.stringify(e)).join(',')}]`,
+    ]);
+    start = i;
+  }
+  return runs;
 }
 
 export function errorShape(error: unknown): ErrorShape {

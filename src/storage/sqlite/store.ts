@@ -14,6 +14,7 @@ import type {
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
+import { eventOfRun, pageOfRuns, runQuery } from './event-runs.js';
 import { fromShape, toRow, translate, type WriteRow } from './rows.js';
 import type { WriteOp } from './writer-protocol.js';
 import { WriterThread } from './writer-thread.js';
@@ -26,12 +27,6 @@ export interface SqliteOptions {
 }
 
 type Statement = Database.Statement<unknown[], unknown>;
-const FILTER_COLUMNS: [keyof EventFilter, string][] = [
-  ['profileId', 'profile_id'],
-  ['sessionId', 'session_id'],
-  ['type', 'type'],
-  ['sourceId', 'source_id'],
-];
 
 interface QueuedWrite {
   row: WriteRow;
@@ -96,7 +91,9 @@ export class SqliteStore implements Store {
       listSources: db.prepare('SELECT doc FROM sources ORDER BY id').pluck(),
       getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?'),
       getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
-      getEvent: db.prepare('SELECT doc FROM events WHERE id = ?').pluck(),
+      getEventRun: db
+        .prepare('SELECT r.docs FROM event_ids i JOIN event_runs r ON r.run = i.run WHERE i.id = ?')
+        .pluck(),
       ping: db.prepare('SELECT 1').pluck(),
       getEventType: db.prepare('SELECT doc FROM event_types WHERE event_type = ?').pluck(),
       listEventTypes: db.prepare('SELECT doc FROM event_types ORDER BY event_type').pluck(),
@@ -170,10 +167,19 @@ export class SqliteStore implements Store {
   }
 
   getEvent(id: string): Promise<EventRecord | null> {
-    return this.run(() => parse<EventRecord>(this.stmt.getEvent.get(id)));
+    return this.run(() => eventOfRun(this.stmt.getEventRun.get(id) as string | undefined, id));
   }
 
-  /** One page, newest first by (time column, id), of the docs matching `conditions`. */
+  private statement(sql: string): Statement {
+    let statement = this.listStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.listStatements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** One page, newest first by (time column, id), of the docs of `table` matching `conditions`. */
   private page(
     table: string,
     timeColumn: string,
@@ -188,24 +194,15 @@ export class SqliteStore implements Store {
       params.push(after.insert, after.id);
     }
     const sql = `SELECT doc FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${timeColumn} DESC, id DESC LIMIT ?`;
-    let statement = this.listStatements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql).pluck();
-      this.listStatements.set(sql, statement);
-    }
-    return statement.all(...params, limit) as string[];
+    return this.statement(sql)
+      .pluck()
+      .all(...params, limit) as string[];
   }
 
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
     return this.run(() => {
-      const conditions: [string, unknown][] = [];
-      for (const [key, column] of FILTER_COLUMNS) {
-        const value = filter[key];
-        if (value !== undefined) conditions.push([`${column} = ?`, value]);
-      }
-      return this.page('events', 'insert_time', conditions, limit, after).map(
-        (d) => JSON.parse(d) as EventRecord,
-      );
+      const { sql, params } = runQuery(filter, after);
+      return pageOfRuns(this.statement(sql), params, filter, limit, after);
     });
   }
 

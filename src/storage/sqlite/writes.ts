@@ -37,13 +37,17 @@ export function prepareWrites(db: Database.Database) {
     getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
-    insertEvent: db.prepare(
-      'INSERT INTO events (id, insert_time, type, source_id, session_id, profile_id, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    insertRun: db.prepare(
+      'INSERT INTO event_runs (insert_time, source_id, session_id, profile_id, ids, types, docs) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
-    eraseSessionEvents: db.prepare(
-      'DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = ?)',
-    ),
-    eraseProfileEvents: db.prepare('DELETE FROM events WHERE profile_id = ?'),
+    eraseSessionEvents: db
+      .prepare(
+        'DELETE FROM event_runs WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = ?) RETURNING json_array_length(ids)',
+      )
+      .pluck(),
+    eraseProfileEvents: db
+      .prepare('DELETE FROM event_runs WHERE profile_id = ? RETURNING json_array_length(ids)')
+      .pluck(),
     eraseSessions: db.prepare('DELETE FROM sessions WHERE profile_id = ?'),
     eraseProfile: db.prepare('DELETE FROM profiles WHERE id = ?'),
     putEventType: db.prepare(
@@ -85,7 +89,7 @@ export function prepareWrites(db: Database.Database) {
       visitedDoc = JSON.stringify(visited);
       s.updateProfile.run(visitedDoc, visited.id);
     }
-    for (const e of row.events) s.insertEvent.run(e);
+    for (const run of row.runs) s.insertRun.run(run);
     return { ok: true, visited: visitedDoc };
   };
 
@@ -133,7 +137,8 @@ export function prepareWrites(db: Database.Database) {
     },
     eraseProfile: db.transaction((id: string): ErasedCounts | null => {
       if (s.getProfile.get(id) === undefined) return null;
-      const events = s.eraseSessionEvents.run(id).changes + s.eraseProfileEvents.run(id).changes;
+      const counts = [...s.eraseSessionEvents.all(id), ...s.eraseProfileEvents.all(id)] as number[];
+      const events = counts.reduce((sum, n) => sum + n, 0);
       const sessions = s.eraseSessions.run(id).changes;
       const profiles = s.eraseProfile.run(id).changes;
       return { profiles, sessions, events };
