@@ -605,6 +605,40 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(await store.eraseProfile('q'), { profiles: 1, sessions: 1, events: 1 });
     });
 
+    test('events of a session written before and after the session was stored: listed together, erased together', async (t) => {
+      const { store } = await open(t);
+      const on = (id: string, ms: number, type = 'view') =>
+        event(id, { type, session: { id: 's' }, profile: null }, at(ms));
+      // Events first (a request with saveSession false), then the session, then more events.
+      ok(await store.commit({ events: [on('early-1', 100), on('early-2', 300, 'buy')] }));
+      ok(
+        await store.commit({
+          session: { record: session('s', 'p'), expectVersion: null },
+          profile: { op: 'create', record: newProfile('p', at(0)) },
+          events: [on('with-session', 200)],
+        }),
+      );
+      ok(await store.commit({ events: [on('late', 400, 'buy'), on('late-same-time', 300)] }));
+      ok(await store.commit({ events: [event('other', { session: { id: 's-other' } }, at(250))] }));
+      assert.deepEqual(await ids(store.listEvents({ sessionId: 's' }, 50, null)), [
+        'late',
+        'late-same-time',
+        'early-2',
+        'with-session',
+        'early-1',
+      ]);
+      assert.deepEqual(
+        await ids(store.listEvents({ sessionId: 's' }, 2, { insert: at(300), id: 'late-same-time' })),
+        ['early-2', 'with-session'],
+      );
+      assert.deepEqual(await ids(store.listEvents({ sessionId: 's', type: 'buy' }, 50, null)), [
+        'late',
+        'early-2',
+      ]);
+      assert.deepEqual(await store.eraseProfile('p'), { profiles: 1, sessions: 1, events: 5 });
+      assert.deepEqual(await ids(store.listEvents({}, 50, null)), ['other']);
+    });
+
     test('event types: put, get, list, replace, delete; json_schema keeps its key order', async (t) => {
       const { store } = await open(t);
       const schema = (n: number) => ({ type: 'object', required: [`k${n}`], properties: { z: {}, a: {} } });

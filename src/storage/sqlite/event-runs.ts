@@ -10,9 +10,14 @@ type Statement = Database.Statement<unknown[], unknown>;
 
 const RUN_FILTERS: [keyof EventFilter, string][] = [
   ['profileId', 'r.profile_id'],
-  ['sessionId', 'r.session_id'],
   ['sourceId', 'r.source_id'],
 ];
+
+interface RunRow {
+  time: string;
+  run: number;
+  docs: string;
+}
 
 /** Newest first: by insert time, then by id (ids compared as JavaScript strings). */
 function before(a: EventRecord, time: string, id: string): boolean {
@@ -24,16 +29,22 @@ function newestFirst(a: EventRecord, b: EventRecord): number {
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
-/** The statement listing the runs that may hold matching events, newest first, and its parameters. */
-export function runQuery(
-  filter: EventFilter,
-  after: EventPosition | null,
-): { sql: string; params: unknown[] } {
+export interface RunQuery {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The statements listing the runs that may hold matching events, each newest first by (insert
+ * time, run). A session filter takes two: the runs naming the stored session by its `seq`, and
+ * those naming a session that was not stored (yet) by its id.
+ */
+export function runQueries(filter: EventFilter, after: EventPosition | null): RunQuery[] {
   const where: string[] = [];
   const params: unknown[] = [];
   let from = 'event_runs r';
-  let time = 'r.insert_time';
   let order = 'r.insert_time DESC, r.run DESC';
+  let time = 'r.insert_time';
   if (filter.type !== undefined) {
     // The runs holding the type, through their own index (type, insert_time, run).
     from = 'event_run_types t JOIN event_runs r ON r.run = t.run';
@@ -52,17 +63,44 @@ export function runQuery(
     where.push(`${time} <= ?`);
     params.push(after.insert);
   }
-  const sql = `SELECT r.insert_time AS time, r.docs FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order}`;
-  return { sql, params };
+  const query = (extra: string[], extraParams: unknown[]): RunQuery => {
+    const all = [...where, ...extra];
+    return {
+      sql: `SELECT r.insert_time AS time, r.run, r.docs FROM ${from} ${all.length ? `WHERE ${all.join(' AND ')}` : ''} ORDER BY ${order}`,
+      params: [...params, ...extraParams],
+    };
+  };
+  if (filter.sessionId === undefined) return [query([], [])];
+  return [
+    query(['r.session_seq = (SELECT seq FROM sessions WHERE id = ?)'], [filter.sessionId]),
+    query(['r.session_seq IS NULL', 'r.session_id IS NOT NULL', 'r.session_id = ?'], [filter.sessionId]),
+  ];
+}
+
+/** Rows of several sources, each newest first by (time, run), merged into one such order. */
+function* merged(sources: Iterator<RunRow>[]): Generator<RunRow> {
+  const heads = sources.map((it) => it.next());
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const head = heads[i]!;
+      if (head.done) continue;
+      const top = best < 0 ? undefined : (heads[best]!.value as RunRow);
+      const row = head.value as RunRow;
+      if (!top || row.time > top.time || (row.time === top.time && row.run > top.run)) best = i;
+    }
+    if (best < 0) return;
+    yield heads[best]!.value as RunRow;
+    heads[best] = sources[best]!.next();
+  }
 }
 
 /**
- * One page of events from the runs `statement` yields newest first. Runs of one insert time may
- * interleave by id, so each such group is gathered and sorted before it is paged.
+ * One page of events from the runs the statements yield. Runs of one insert time may interleave by
+ * id, so each such group is gathered and sorted before it is paged.
  */
 export function pageOfRuns(
-  statement: Statement,
-  params: unknown[],
+  queries: { statement: Statement; params: unknown[] }[],
   filter: EventFilter,
   limit: number,
   after: EventPosition | null,
@@ -78,19 +116,27 @@ export function pageOfRuns(
     }
     group = [];
   };
-  for (const row of statement.iterate(...params) as Iterable<{ time: string; docs: string }>) {
-    if (row.time !== groupTime) {
-      flush();
-      if (page.length === limit) break;
-      groupTime = row.time;
+  const sources = queries.map(
+    ({ statement, params }) => statement.iterate(...params)[Symbol.iterator]() as Iterator<RunRow>,
+  );
+  try {
+    for (const row of sources.length === 1 ? { [Symbol.iterator]: () => sources[0]! } : merged(sources)) {
+      if (row.time !== groupTime) {
+        flush();
+        if (page.length === limit) break;
+        groupTime = row.time;
+      }
+      for (const e of JSON.parse(row.docs) as EventRecord[]) {
+        if (filter.type !== undefined && e.type !== filter.type) continue;
+        if (after && !before(e, after.insert, after.id)) continue;
+        group.push(e);
+      }
     }
-    for (const e of JSON.parse(row.docs) as EventRecord[]) {
-      if (filter.type !== undefined && e.type !== filter.type) continue;
-      if (after && !before(e, after.insert, after.id)) continue;
-      group.push(e);
-    }
+    flush();
+  } finally {
+    // Statements stopped early are reset, so that their connection can be used again.
+    for (const it of sources) it.return?.();
   }
-  flush();
   return page;
 }
 

@@ -47,12 +47,29 @@ migrations.push(`
 // source, session and profile make one row, so that a request's events cost one row and one entry
 // per index instead of one per event. `event_ids` finds the run of an event; `event_run_types` the
 // runs holding an event type. Triggers keep both in step with the runs.
+// A run names its session by the session's `seq` (new sessions get ever larger ones), so that the
+// runs of new and recent sessions are added at the end of the session index rather than all over
+// it as random session ids would be; runs of a session that is not stored keep only its id.
 migrations.push(`
+  CREATE TABLE sessions_seq (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    profile_id TEXT,
+    version INTEGER NOT NULL,
+    doc TEXT NOT NULL
+  );
+  INSERT INTO sessions_seq (seq, id, profile_id, version, doc)
+    SELECT rowid, id, profile_id, version, doc FROM sessions ORDER BY rowid;
+  DROP TABLE sessions;
+  ALTER TABLE sessions_seq RENAME TO sessions;
+  CREATE INDEX sessions_profile ON sessions (profile_id);
+
   CREATE TABLE event_runs (
     run INTEGER PRIMARY KEY,
     insert_time TEXT NOT NULL,
     source_id TEXT NOT NULL,
     session_id TEXT,
+    session_seq INTEGER,
     profile_id TEXT,
     ids TEXT NOT NULL,
     types TEXT NOT NULL,
@@ -60,7 +77,9 @@ migrations.push(`
   );
   CREATE INDEX event_runs_time ON event_runs (insert_time);
   CREATE INDEX event_runs_profile ON event_runs (profile_id, insert_time);
-  CREATE INDEX event_runs_session ON event_runs (session_id, insert_time);
+  CREATE INDEX event_runs_session ON event_runs (session_seq, insert_time) WHERE session_seq IS NOT NULL;
+  CREATE INDEX event_runs_unstored_session ON event_runs (session_id, insert_time)
+    WHERE session_seq IS NULL AND session_id IS NOT NULL;
   CREATE INDEX event_runs_source ON event_runs (source_id, insert_time);
   CREATE TABLE event_ids (id TEXT PRIMARY KEY, run INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE event_run_types (
@@ -79,8 +98,9 @@ migrations.push(`
     DELETE FROM event_run_types
       WHERE type IN (SELECT value FROM json_each(old.types)) AND insert_time = old.insert_time AND run = old.run;
   END;
-  INSERT INTO event_runs (insert_time, source_id, session_id, profile_id, ids, types, docs)
-    SELECT insert_time, source_id, session_id, profile_id, json_array(id), json_array(type), '[' || doc || ']'
-    FROM events ORDER BY insert_time, id;
+  INSERT INTO event_runs (insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs)
+    SELECT e.insert_time, e.source_id, e.session_id, s.seq, e.profile_id, json_array(e.id), json_array(e.type),
+      '[' || e.doc || ']'
+    FROM events e LEFT JOIN sessions s ON s.id = e.session_id ORDER BY e.insert_time, e.id;
   DROP TABLE events;
 `);

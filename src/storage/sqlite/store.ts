@@ -8,13 +8,15 @@ import type {
   EventTypeRecord,
   ProfileRecord,
   RejectedRecord,
+  SessionRecord,
   StoredSession,
   WriteSet,
 } from '../../domain/records.js';
+import { BatchedLookup } from '../batched-lookup.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
-import { eventOfRun, pageOfRuns, runQuery } from './event-runs.js';
+import { eventOfRun, pageOfRuns, runQueries } from './event-runs.js';
 import { fromShape, toRow, translate, type WriteRow } from './rows.js';
 import type { WriteOp } from './writer-protocol.js';
 import { WriterThread } from './writer-thread.js';
@@ -45,6 +47,10 @@ export class SqliteStore implements Store {
   private writer: WriterThread | null = null;
   private readonly listStatements = new Map<string, Statement>();
   private readonly committer: GroupCommitter<QueuedWrite, CommitResult>;
+  // Sessions and profiles are read on the tracking path: the writer thread answers them, many per
+  // message, from its warm cache.
+  private readonly sessions = new BatchedLookup((ids) => this.write('readSessions', ids));
+  private readonly profiles = new BatchedLookup((ids) => this.write('readProfiles', ids));
 
   constructor(private readonly options: SqliteOptions) {
     this.committer = new GroupCommitter(
@@ -89,8 +95,6 @@ export class SqliteStore implements Store {
     return {
       getSource: db.prepare('SELECT doc FROM sources WHERE id = ?').pluck(),
       listSources: db.prepare('SELECT doc FROM sources ORDER BY id').pluck(),
-      getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?'),
-      getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
       getEventRun: db
         .prepare('SELECT r.docs FROM event_ids i JOIN event_runs r ON r.run = i.run WHERE i.id = ?')
         .pluck(),
@@ -155,15 +159,13 @@ export class SqliteStore implements Store {
     return this.write('deleteSource', id);
   }
 
-  getSession(id: string): Promise<StoredSession | null> {
-    return this.run(() => {
-      const row = this.stmt.getSession.get(id) as { doc: string; version: number } | undefined;
-      return row ? { record: JSON.parse(row.doc), version: row.version } : null;
-    });
+  async getSession(id: string): Promise<StoredSession | null> {
+    const row = await this.sessions.get(id);
+    return row ? { record: JSON.parse(row[0]) as SessionRecord, version: row[1] } : null;
   }
 
-  getProfile(id: string): Promise<ProfileRecord | null> {
-    return this.run(() => parse<ProfileRecord>(this.stmt.getProfile.get(id)));
+  async getProfile(id: string): Promise<ProfileRecord | null> {
+    return parse<ProfileRecord>(await this.profiles.get(id));
   }
 
   getEvent(id: string): Promise<EventRecord | null> {
@@ -201,8 +203,11 @@ export class SqliteStore implements Store {
 
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
     return this.run(() => {
-      const { sql, params } = runQuery(filter, after);
-      return pageOfRuns(this.statement(sql), params, filter, limit, after);
+      const queries = runQueries(filter, after).map(({ sql, params }) => ({
+        statement: this.statement(sql),
+        params,
+      }));
+      return pageOfRuns(queries, filter, limit, after);
     });
   }
 

@@ -35,14 +35,22 @@ export function prepareWrites(db: Database.Database) {
       'UPDATE sessions SET profile_id = ?, doc = ?, version = version + 1 WHERE id = ? AND version = ?',
     ),
     getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
+    getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?').raw(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
+    sessionSeq: db.prepare('SELECT seq FROM sessions WHERE id = ?').pluck(),
     insertRun: db.prepare(
-      'INSERT INTO event_runs (insert_time, source_id, session_id, profile_id, ids, types, docs) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO event_runs (insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     eraseSessionEvents: db
       .prepare(
-        'DELETE FROM event_runs WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = ?) RETURNING json_array_length(ids)',
+        'DELETE FROM event_runs WHERE session_seq IN (SELECT seq FROM sessions WHERE profile_id = ?) RETURNING json_array_length(ids)',
+      )
+      .pluck(),
+    eraseUnstoredSessionEvents: db
+      .prepare(
+        `DELETE FROM event_runs WHERE session_seq IS NULL AND session_id IS NOT NULL
+           AND session_id IN (SELECT id FROM sessions WHERE profile_id = ?) RETURNING json_array_length(ids)`,
       )
       .pluck(),
     eraseProfileEvents: db
@@ -89,7 +97,10 @@ export function prepareWrites(db: Database.Database) {
       visitedDoc = JSON.stringify(visited);
       s.updateProfile.run(visitedDoc, visited.id);
     }
-    for (const run of row.runs) s.insertRun.run(run);
+    for (const [time, source, session, profile, ids, types, docs] of row.runs) {
+      const seq = session === null ? null : ((s.sessionSeq.get(session) as number | undefined) ?? null);
+      s.insertRun.run(time, source, session, seq, profile, ids, types, docs);
+    }
     return { ok: true, visited: visitedDoc };
   };
 
@@ -100,6 +111,16 @@ export function prepareWrites(db: Database.Database) {
   const single = db.transaction(apply);
 
   return {
+    /**
+     * Sessions by id, for the tracking path: this connection's page cache stays warm (it made the
+     * changes), where a reading connection's cache is dropped after every commit of this one.
+     */
+    readSessions(ids: string[]): ([string, number] | null)[] {
+      return ids.map((id) => (s.getSession.get(id) as [string, number] | undefined) ?? null);
+    },
+    readProfiles(ids: string[]): (string | null)[] {
+      return ids.map((id) => (s.getProfile.get(id) as string | undefined) ?? null);
+    },
     commit(rows: WriteRow[]): RowOutcome[] {
       try {
         return batch(rows);
@@ -137,7 +158,11 @@ export function prepareWrites(db: Database.Database) {
     },
     eraseProfile: db.transaction((id: string): ErasedCounts | null => {
       if (s.getProfile.get(id) === undefined) return null;
-      const counts = [...s.eraseSessionEvents.all(id), ...s.eraseProfileEvents.all(id)] as number[];
+      const counts = [
+        ...s.eraseSessionEvents.all(id),
+        ...s.eraseUnstoredSessionEvents.all(id),
+        ...s.eraseProfileEvents.all(id),
+      ] as number[];
       const events = counts.reduce((sum, n) => sum + n, 0);
       const sessions = s.eraseSessions.run(id).changes;
       const profiles = s.eraseProfile.run(id).changes;
