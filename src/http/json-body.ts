@@ -1,40 +1,30 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../errors.js';
 
-const QUOTE = 34;
-const BACKSLASH = 92;
-
 /**
- * One pass over the raw text, outside strings: is the nesting deeper than `maxDepth` (the body itself
- * is level 1), and could a number overflow to a non-finite value (an exponent, or 300+ digits)?
- * Done before JSON.parse so that hostile nesting never reaches the parser's recursion.
+ * One walk over a parsed body (iterative, so hostile nesting cannot exhaust the stack): is it nested
+ * deeper than `maxDepth` (the body itself being level 1), and does it hold a number that is not
+ * finite (`1e400` parses to Infinity)?
  */
-export function scanJson(text: string, maxDepth: number): { tooDeep: boolean; maybeNonFinite: boolean } {
-  let depth = 0;
-  let digits = 0;
-  let maybeNonFinite = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === BACKSLASH) i++;
-        else if (d === QUOTE) break;
-      }
-      digits = 0;
-    } else if (c === 123 || c === 91) {
-      if (++depth > maxDepth) return { tooDeep: true, maybeNonFinite };
-    } else if (c === 125 || c === 93) {
-      depth--;
-    } else if (c >= 48 && c <= 57) {
-      if (++digits > 300) maybeNonFinite = true;
-    } else if ((c === 101 || c === 69) && digits > 0) {
-      maybeNonFinite = true;
-    } else if (c !== 46) {
-      digits = 0;
+export function inspectParsed(value: unknown, maxDepth: number): { tooDeep: boolean; nonFinite: boolean } {
+  let nonFinite = typeof value === 'number' && !Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return { tooDeep: false, nonFinite };
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  while (nodes.length > 0) {
+    const node = nodes.pop() as Record<string, unknown>;
+    const depth = depths.pop()!;
+    if (depth > maxDepth) return { tooDeep: true, nonFinite };
+    for (const key in node) {
+      const child = node[key];
+      if (typeof child === 'object') {
+        if (child === null) continue;
+        nodes.push(child);
+        depths.push(depth + 1);
+      } else if (typeof child === 'number' && child - child !== 0) nonFinite = true;
     }
   }
-  return { tooDeep: false, maybeNonFinite };
+  return { tooDeep: false, nonFinite };
 }
 
 /** Path of the first number in `value` that is not finite, or null. Iterative: no recursion limit. */
@@ -54,25 +44,29 @@ export function findNonFinite(value: unknown): (string | number)[] | null {
   return null;
 }
 
-/** Parses a JSON body with the rules of contract §2 into a value, or throws the catalogue error. */
+/**
+ * Parses a JSON body with the rules of contract §2 into a value, or throws the catalogue error.
+ * V8's JSON.parse does not recurse, so a hostile nesting is parsed first and refused after.
+ */
 export function parseJsonBody(text: string, maxDepth: number): unknown {
-  if (text.trim() === '') return undefined;
-  const scan = scanJson(text, maxDepth);
+  if (BLANK.test(text)) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw errors.unparsableJson((error as Error).message);
   }
-  if (scan.tooDeep)
+  const found = inspectParsed(value, maxDepth);
+  if (found.tooDeep)
     throw errors.invalid(['body'], `nesting is deeper than ${maxDepth} levels`, 'value_error.depth');
-  if (scan.maybeNonFinite) {
-    const path = findNonFinite(value);
-    if (path)
-      throw errors.invalid(['body', ...path], 'number is not finite', 'value_error.number.not_finite');
+  if (found.nonFinite) {
+    const path = findNonFinite(value) ?? [];
+    throw errors.invalid(['body', ...path], 'number is not finite', 'value_error.number.not_finite');
   }
   return value;
 }
+
+const BLANK = /^\s*$/;
 
 // A JSON text is UTF-8 (RFC 8259): invalid bytes make the body unparsable instead of being replaced.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
