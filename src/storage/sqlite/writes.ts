@@ -76,15 +76,15 @@ export function prepareWrites(db: Database.Database) {
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before
    * the first write, so a conflicting write set leaves no trace.
    */
-  const apply = (row: WriteRow): RowOutcome => {
+  const apply = ([session, profile, runs]: WriteRow): RowOutcome => {
     let visited: ProfileRecord | null = null;
-    if (row.profile?.op === 'visit') {
-      const doc = s.getProfile.get(row.profile.id) as string | undefined;
+    if (profile?.[0] === 'visit') {
+      const doc = s.getProfile.get(profile[1]) as string | undefined;
       if (doc === undefined) return { ok: false, conflict: 'profile' };
-      visited = applyVisit(JSON.parse(doc) as ProfileRecord, row.profile.at);
+      visited = applyVisit(JSON.parse(doc) as ProfileRecord, profile[2]);
     }
-    if (row.session) {
-      const { id, profileId, doc, expectVersion } = row.session;
+    if (session) {
+      const [id, profileId, doc, expectVersion] = session;
       const changes =
         expectVersion === null
           ? s.insertSession.run(id, profileId, doc).changes
@@ -92,14 +92,14 @@ export function prepareWrites(db: Database.Database) {
       if (changes === 0) return { ok: false, conflict: 'session' };
     }
     let visitedDoc: string | null = null;
-    if (row.profile?.op === 'create') s.insertProfile.run(row.profile.id, row.profile.doc);
+    if (profile?.[0] === 'create') s.insertProfile.run(profile[1], profile[2]);
     else if (visited) {
       visitedDoc = JSON.stringify(visited);
       s.updateProfile.run(visitedDoc, visited.id);
     }
-    for (const [time, source, session, profile, ids, types, docs] of row.runs) {
-      const seq = session === null ? null : ((s.sessionSeq.get(session) as number | undefined) ?? null);
-      s.insertRun.run(time, source, session, seq, profile, ids, types, docs);
+    for (const [time, source, sessionId, profileId, ids, types, docs] of runs) {
+      const seq = sessionId === null ? null : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
+      s.insertRun.run(time, source, sessionId, seq, profileId, ids, types, docs);
     }
     return { ok: true, visited: visitedDoc };
   };
