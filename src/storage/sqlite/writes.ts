@@ -107,8 +107,11 @@ export function prepareWrites(db: Database.Database) {
   // Many requests' write sets in one transaction. Conflicts are found before a write set writes
   // anything, so they need no savepoint; any other failure rolls the batch back and each write set
   // is then tried alone, so one bad write set never fails the others.
-  const batch = db.transaction((rows: WriteRow[]) => rows.map(apply));
-  const single = db.transaction(apply);
+  // Transactions that write begin IMMEDIATE: a deferred one that reads first (a visit reads the
+  // profile) could not take the write lock once another process had committed since its read,
+  // and would fail at once instead of waiting for the lock.
+  const batch = db.transaction((rows: WriteRow[]) => rows.map(apply)).immediate;
+  const single = db.transaction(apply).immediate;
 
   return {
     /**
@@ -167,7 +170,7 @@ export function prepareWrites(db: Database.Database) {
       const sessions = s.eraseSessions.run(id).changes;
       const profiles = s.eraseProfile.run(id).changes;
       return { profiles, sessions, events };
-    }),
+    }).immediate,
   };
 }
 
