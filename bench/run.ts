@@ -11,13 +11,14 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus, release, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -744,7 +745,8 @@ interface Report {
     }[];
   };
   service: { rssEndMb: number; rssHwmMb: number; logLines: number };
-  cpuProfile?: { file: string; scenarios: Record<string, ProfileSummary> };
+  /** One profile per thread of the service: `service` (HTTP and tracking), `writer` (the store). */
+  cpuProfile?: Record<string, { file: string; scenarios: Record<string, ProfileSummary> }>;
 }
 
 function printProfile(title: string, p: ProfileSummary) {
@@ -756,6 +758,26 @@ function printProfile(title: string, p: ProfileSummary) {
     console.log(`  ${f.percent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}`);
   console.log('  by component:');
   for (const c of p.components.slice(0, 12)) console.log(`  ${c.percent.toFixed(1).padStart(5)}%  ${c.name}`);
+}
+
+/**
+ * The service's per-thread profiles: thread 0 is the service thread (HTTP and tracking); of the
+ * others, the busiest is the store's writer thread (the checkpointer's is left out).
+ */
+function profileThreads(dir: string): { label: string; file: string }[] {
+  if (!existsSync(dir)) return [];
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => ({ file: join(dir, f), thread: Number(f.split('.').at(-3)) }));
+  const main = files.find((f) => f.thread === 0);
+  const others = files
+    .filter((f) => f.thread !== 0)
+    .map((f) => ({ ...f, busy: summarizeProfile(f.file, []).busyMs }))
+    .sort((a, b) => b.busy - a.busy);
+  return [
+    ...(main ? [{ label: 'service', file: main.file }] : []),
+    ...(others[0] ? [{ label: 'writer', file: others[0].file }] : []),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -789,12 +811,13 @@ async function main(): Promise<number> {
 
   const dataDir = mkdtempSync(join(tmpdir(), 'collector-bench-'));
   const [servicePort, barePort] = [await freePort(), await freePort()];
-  const profileName = `service-${stamp}.cpuprofile`;
+  // Node writes one profile per thread, named CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile.
+  const profileDir = join(RESULTS, `service-${stamp}-profiles`);
   const service = spawnChild(
     'service',
     [
       ...(options.cpuProf
-        ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`, `--cpu-prof-name=${profileName}`]
+        ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
         : []),
       'dist/server.js',
     ],
@@ -959,19 +982,26 @@ async function main(): Promise<number> {
   }
 
   let cpuProfile: Report['cpuProfile'];
-  const profileFile = join(RESULTS, profileName);
   if (options.cpuProf) {
-    if (existsSync(profileFile)) {
-      cpuProfile = { file: `bench/results/${profileName}`, scenarios: {} };
-      for (const [name, w] of Object.entries(windows)) {
-        const p = summarizeProfile(profileFile, w);
-        p.file = cpuProfile.file;
-        cpuProfile.scenarios[name] = p;
-        printProfile(`${name}, service legs only`, p);
+    const threads = profileThreads(profileDir);
+    if (threads.length > 0) {
+      cpuProfile = {};
+      for (const { label, file } of threads) {
+        const relative = `bench/results/${basename(profileDir)}/${basename(file)}`;
+        const entry: NonNullable<Report['cpuProfile']>[string] = { file: relative, scenarios: {} };
+        for (const [name, w] of Object.entries(windows)) {
+          const p = summarizeProfile(file, w);
+          p.file = relative;
+          entry.scenarios[name] = p;
+          printProfile(`${name}, ${label} thread, service legs only`, p);
+        }
+        cpuProfile[label] = entry;
+        console.log(`
+profile of the ${label} thread: ${relative} (Chrome DevTools › Performance, or speedscope)`);
       }
-      console.log(`\nprofile: ${cpuProfile.file} (open in Chrome DevTools › Performance, or speedscope)`);
     } else {
-      console.log(`\nno CPU profile was written (${profileFile})`);
+      console.log(`
+no CPU profile was written (${profileDir})`);
     }
   }
 

@@ -111,7 +111,7 @@ function buildEvents(
   const records: EventRecord[] = [];
   const saved: EventRecord[] = [];
   for (const input of payload.events) {
-    const started = performance.now();
+    const started = trace.enabled ? performance.now() : 0;
     const record: EventRecord = {
       id: newId(),
       type: input.type,
@@ -129,10 +129,12 @@ function buildEvents(
         ? 'options.save is false'
         : undefined;
     if (!skipped) saved.push(record);
-    trace.event(
-      { id: record.id, type: record.type, saved: false, skipped, validation: 'no schema' },
-      started,
-    );
+    if (trace.enabled) {
+      trace.event(
+        { id: record.id, type: record.type, saved: false, skipped, validation: 'no schema' },
+        started,
+      );
+    }
   }
   return { records, saved };
 }

@@ -63,6 +63,7 @@ export class Checkpointer {
       this.worker.once('message', () => resolve());
       this.worker.once('exit', () => resolve());
     });
+    this.worker.ref(); // until it has answered: nothing else may keep the process waiting for it
     this.worker.postMessage('close');
     await closed;
     await this.worker.terminate();

@@ -56,31 +56,36 @@ export function toRow(ws: WriteSet): WriteRow {
 /** The events in runs: consecutive events with the same insert time, source, session and profile. */
 function runsOf(events: EventRecord[]): RunRow[] {
   const runs: RunRow[] = [];
-  let start = 0;
-  for (let i = 1; i <= events.length; i++) {
+  for (let start = 0, end = 1; start < events.length; start = end, end = start + 1) {
     const a = events[start]!;
-    const b = events[i];
-    if (
-      b &&
-      b.metadata.time.insert === a.metadata.time.insert &&
-      b.source.id === a.source.id &&
-      b.session?.id === a.session?.id &&
-      b.profile?.id === a.profile?.id
-    )
-      continue;
-    const run = events.slice(start, i);
+    while (end < events.length && sameRun(a, events[end]!)) end++;
+    const run = start === 0 && end === events.length ? events : events.slice(start, end);
+    const ids: string[] = [];
+    const types = new Set<string>();
+    for (const e of run) {
+      ids.push(e.id);
+      types.add(e.type);
+    }
     runs.push([
       a.metadata.time.insert,
       a.source.id,
       a.session?.id ?? null,
       a.profile?.id ?? null,
-      JSON.stringify(run.map((e) => e.id)),
-      JSON.stringify([...new Set(run.map((e) => e.type))]),
-      `[${run.map((e) => JSON.stringify(e)).join(',')}]`,
+      JSON.stringify(ids),
+      JSON.stringify([...types]),
+      JSON.stringify(run),
     ]);
-    start = i;
   }
   return runs;
+}
+
+function sameRun(a: EventRecord, b: EventRecord): boolean {
+  return (
+    b.metadata.time.insert === a.metadata.time.insert &&
+    b.source.id === a.source.id &&
+    b.session?.id === a.session?.id &&
+    b.profile?.id === a.profile?.id
+  );
 }
 
 export function errorShape(error: unknown): ErrorShape {
