@@ -17,7 +17,8 @@ import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
 import { eventOfRun, pageOfRuns, runQueries } from './event-runs.js';
-import { fromShape, toRow, translate, type WriteRow } from './rows.js';
+import { fromShape, translate } from './errors.js';
+import { toRow, type WriteRow } from './rows.js';
 import type { WriteOp } from './writer-protocol.js';
 import { WriterThread } from './writer-thread.js';
 import type { WriteOps } from './writes.js';
@@ -49,13 +50,13 @@ export class SqliteStore implements Store {
   private readonly committer: GroupCommitter<QueuedWrite, CommitResult>;
   // Sessions and profiles are read on the tracking path: the writer thread answers them, many per
   // message, from its warm cache.
-  private readonly sessions = new BatchedLookup((ids) => this.write('readSessions', ids));
-  private readonly profiles = new BatchedLookup((ids) => this.write('readProfiles', ids));
+  private readonly sessions = new BatchedLookup((ids) => this.onWriter('readSessions', ids));
+  private readonly profiles = new BatchedLookup((ids) => this.onWriter('readProfiles', ids));
 
   constructor(private readonly options: SqliteOptions) {
     this.committer = new GroupCommitter(
       async (items) => {
-        const outcomes = await this.write(
+        const outcomes = await this.onWriter(
           'commit',
           items.map((item) => item.row),
         );
@@ -105,8 +106,8 @@ export class SqliteStore implements Store {
     };
   }
 
-  /** Runs a write on the writer thread; resolves once it has committed. */
-  private write<K extends WriteOp>(
+  /** Runs an operation on the writer thread; a write resolves once it has committed. */
+  private onWriter<K extends WriteOp>(
     op: K,
     ...args: Parameters<WriteOps[K]>
   ): Promise<ReturnType<WriteOps[K]>> {
@@ -144,7 +145,7 @@ export class SqliteStore implements Store {
   }
 
   putSource(source: EventSource): Promise<void> {
-    return this.write('putSource', source.id, JSON.stringify(source));
+    return this.onWriter('putSource', source.id, JSON.stringify(source));
   }
 
   getSource(id: string): Promise<EventSource | null> {
@@ -156,7 +157,7 @@ export class SqliteStore implements Store {
   }
 
   deleteSource(id: string): Promise<boolean> {
-    return this.write('deleteSource', id);
+    return this.onWriter('deleteSource', id);
   }
 
   async getSession(id: string): Promise<StoredSession | null> {
@@ -212,7 +213,7 @@ export class SqliteStore implements Store {
   }
 
   putEventType(record: EventTypeRecord): Promise<void> {
-    return this.write('putEventType', record.event_type, JSON.stringify(record));
+    return this.onWriter('putEventType', record.event_type, JSON.stringify(record));
   }
 
   getEventType(eventType: string): Promise<EventTypeRecord | null> {
@@ -226,12 +227,12 @@ export class SqliteStore implements Store {
   }
 
   deleteEventType(eventType: string): Promise<boolean> {
-    return this.write('deleteEventType', eventType);
+    return this.onWriter('deleteEventType', eventType);
   }
 
   putRejected(record: RejectedRecord): Promise<void> {
     const eventTypes = JSON.stringify(record.event_types);
-    return this.write(
+    return this.onWriter(
       'putRejected',
       record.id,
       record.time,
@@ -266,15 +267,15 @@ export class SqliteStore implements Store {
   }
 
   deleteRejected(id: string): Promise<boolean> {
-    return this.write('deleteRejected', id);
+    return this.onWriter('deleteRejected', id);
   }
 
   pruneRejected(before: string, keep: number): Promise<number> {
-    return this.write('pruneRejected', before, keep);
+    return this.onWriter('pruneRejected', before, keep);
   }
 
   eraseProfile(id: string): Promise<ErasedCounts | null> {
-    return this.write('eraseProfile', id);
+    return this.onWriter('eraseProfile', id);
   }
 }
 

@@ -1,5 +1,5 @@
 /** The messages between the service's thread (writer-thread.ts) and the writer thread (writer.ts). */
-import type { ErrorShape } from './rows.js';
+import type { ErrorShape } from './errors.js';
 import type { WriteOps } from './writes.js';
 
 export interface WriterData {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../store.js';
-import { fromShape } from './rows.js';
+import { fromShape } from './errors.js';
 import type { WriteOp, WriterData, WriterReply, WriterRequest } from './writer-protocol.js';
 import type { WriteOps } from './writes.js';
 

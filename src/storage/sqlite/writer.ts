@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { Checkpointer } from './checkpointer.js';
-import { errorShape } from './rows.js';
+import { errorShape } from './errors.js';
 import type { WriterData, WriterReply, WriterRequest } from './writer-protocol.js';
 import { migrate, prepareWrites, type WriteOps } from './writes.js';
 

@@ -1,14 +1,15 @@
 /**
  * Every write of the embedded store, run by the writer thread (writer.ts) on the one connection that
- * writes: migrations at open, group-commit batches of write sets, and the management writes.
+ * writes: migrations at open, group-commit batches of write sets, the management writes, and the
+ * session and profile reads of the tracking path.
  */
 import type Database from 'better-sqlite3';
 import type { ProfileRecord } from '../../domain/records.js';
 import { applyVisit } from '../../domain/records.js';
 import type { ErasedCounts } from '../store.js';
 import { migrations } from './migrations.js';
+import { errorShape } from './errors.js';
 import type { RowOutcome, WriteRow } from './rows.js';
-import { errorShape } from './rows.js';
 
 /** Applies the migrations the file lacks; `PRAGMA user_version` counts those applied. */
 export function migrate(db: Database.Database): void {
