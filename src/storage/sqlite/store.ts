@@ -86,9 +86,15 @@ export class SqliteStore implements Store {
       sync: this.options.sync,
       walLimitBytes: 128 * 1024 * 1024,
     });
-    this.db = new Database(this.file, { readonly: true });
-    this.db.pragma('busy_timeout = 5000');
-    this.stmt = this.prepare();
+    try {
+      this.db = new Database(this.file, { readonly: true });
+      this.db.pragma('busy_timeout = 5000');
+      this.stmt = this.prepare();
+    } catch (error) {
+      await this.writer.close();
+      this.writer = null;
+      throw error;
+    }
   }
 
   private prepare() {
