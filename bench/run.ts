@@ -815,12 +815,7 @@ async function main(): Promise<number> {
   const profileDir = join(RESULTS, `service-${stamp}-profiles`);
   const service = spawnChild(
     'service',
-    [
-      ...(options.cpuProf
-        ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-        : []),
-      'dist/server.js',
-    ],
+    [...(options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/server.js'],
     { TRACK_DATA_DIR: dataDir, TRACK_API_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
     servicePort,
   );
