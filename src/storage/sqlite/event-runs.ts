@@ -13,7 +13,7 @@ const RUN_FILTERS: [keyof EventFilter, string][] = [
   ['sourceId', 'r.source_id'],
 ];
 
-interface RunRow {
+interface ListedRun {
   time: string;
   run: number;
   docs: string;
@@ -78,19 +78,19 @@ export function runQueries(filter: EventFilter, after: EventPosition | null): Ru
 }
 
 /** Rows of several sources, each newest first by (time, run), merged into one such order. */
-function* merged(sources: Iterator<RunRow>[]): Generator<RunRow> {
+function* merged(sources: Iterator<ListedRun>[]): Generator<ListedRun> {
   const heads = sources.map((it) => it.next());
   for (;;) {
     let best = -1;
     for (let i = 0; i < heads.length; i++) {
       const head = heads[i]!;
       if (head.done) continue;
-      const top = best < 0 ? undefined : (heads[best]!.value as RunRow);
-      const row = head.value as RunRow;
+      const top = best < 0 ? undefined : (heads[best]!.value as ListedRun);
+      const row = head.value as ListedRun;
       if (!top || row.time > top.time || (row.time === top.time && row.run > top.run)) best = i;
     }
     if (best < 0) return;
-    yield heads[best]!.value as RunRow;
+    yield heads[best]!.value as ListedRun;
     heads[best] = sources[best]!.next();
   }
 }
@@ -117,7 +117,7 @@ export function pageOfRuns(
     group = [];
   };
   const sources = queries.map(
-    ({ statement, params }) => statement.iterate(...params)[Symbol.iterator]() as Iterator<RunRow>,
+    ({ statement, params }) => statement.iterate(...params)[Symbol.iterator]() as Iterator<ListedRun>,
   );
   try {
     for (const row of sources.length === 1 ? { [Symbol.iterator]: () => sources[0]! } : merged(sources)) {
