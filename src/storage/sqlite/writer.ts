@@ -1,8 +1,9 @@
 /**
  * The writer thread of the embedded store (started by writer-thread.ts): the one connection that
- * writes. It runs each request it receives to the end, in the order received, and answers with the
- * result once the transaction has committed. SQLite's work happens here, beside the thread that
- * parses and answers HTTP requests, never on it.
+ * writes, and that also answers the session and profile reads of /track. It runs each request it
+ * receives to the end, in the order received, and answers with the result (for a write, once its
+ * transaction has committed). SQLite's work happens here, beside the thread that parses and answers
+ * HTTP requests, never on it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
