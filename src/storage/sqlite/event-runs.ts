@@ -120,7 +120,7 @@ export function pageOfRuns(
     ({ statement, params }) => statement.iterate(...params)[Symbol.iterator]() as Iterator<ListedRun>,
   );
   try {
-    for (const row of sources.length === 1 ? { [Symbol.iterator]: () => sources[0]! } : merged(sources)) {
+    for (const row of merged(sources)) {
       if (row.time !== groupTime) {
         flush();
         if (page.length === limit) break;

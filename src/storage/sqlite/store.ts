@@ -12,7 +12,6 @@ import type {
   StoredSession,
   WriteSet,
 } from '../../domain/records.js';
-import { BatchedLookup } from '../batched-lookup.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
@@ -48,10 +47,10 @@ export class SqliteStore implements Store {
   private writer: WriterThread | null = null;
   private readonly listStatements = new Map<string, Statement>();
   private readonly committer: GroupCommitter<QueuedWrite, CommitResult>;
-  // Sessions and profiles are read on the tracking path: the writer thread answers them, many per
-  // message, from its warm cache.
-  private readonly sessions = new BatchedLookup((ids) => this.onWriter('readSessions', ids));
-  private readonly profiles = new BatchedLookup((ids) => this.onWriter('readProfiles', ids));
+  // Sessions and profiles are read on the tracking path: the writer thread answers them from its
+  // warm cache, gathered per turn of the event loop like writes are (any number of batches at once).
+  private readonly sessions = lookups((ids) => this.onWriter('readSessions', ids));
+  private readonly profiles = lookups((ids) => this.onWriter('readProfiles', ids));
 
   constructor(private readonly options: SqliteOptions) {
     this.committer = new GroupCommitter(
@@ -167,12 +166,12 @@ export class SqliteStore implements Store {
   }
 
   async getSession(id: string): Promise<StoredSession | null> {
-    const row = await this.sessions.get(id);
+    const row = await this.sessions.submit(id);
     return row ? { record: JSON.parse(row[0]) as SessionRecord, version: row[1] } : null;
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
-    return parse<ProfileRecord>(await this.profiles.get(id));
+    return parse<ProfileRecord>(await this.profiles.submit(id));
   }
 
   getEvent(id: string): Promise<EventRecord | null> {
@@ -283,6 +282,13 @@ export class SqliteStore implements Store {
   eraseProfile(id: string): Promise<ErasedCounts | null> {
     return this.onWriter('eraseProfile', id);
   }
+}
+
+/** Point lookups batched by the group-commit mechanism, each key answered with its own value. */
+function lookups<V>(read: (keys: string[]) => Promise<V[]>): GroupCommitter<string, V> {
+  const batch = async (keys: string[]) =>
+    (await read(keys)).map((value): ItemOutcome<V> => ({ ok: true, value }));
+  return new GroupCommitter(batch, Infinity, { maxInFlight: Infinity });
 }
 
 function parse<T>(doc: unknown): T | null {

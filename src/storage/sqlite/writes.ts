@@ -29,12 +29,17 @@ export function prepareWrites(db: Database.Database) {
       'INSERT INTO sources (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc',
     ),
     deleteSource: db.prepare('DELETE FROM sources WHERE id = ?'),
-    insertSession: db.prepare(
-      'INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?) ON CONFLICT (id) DO NOTHING',
-    ),
-    updateSession: db.prepare(
-      'UPDATE sessions SET profile_id = ?, doc = ?, version = version + 1 WHERE id = ? AND version = ?',
-    ),
+    // Both answer the session's seq, or nothing when they wrote no row (a conflict).
+    insertSession: db
+      .prepare(
+        'INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?) ON CONFLICT (id) DO NOTHING RETURNING seq',
+      )
+      .pluck(),
+    updateSession: db
+      .prepare(
+        'UPDATE sessions SET profile_id = ?, doc = ?, version = version + 1 WHERE id = ? AND version = ? RETURNING seq',
+      )
+      .pluck(),
     getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
     getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?').raw(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
@@ -84,13 +89,16 @@ export function prepareWrites(db: Database.Database) {
       if (doc === undefined) return { ok: false, conflict: 'profile' };
       visited = applyVisit(JSON.parse(doc) as ProfileRecord, profile[2]);
     }
+    let written: { id: string; seq: number } | null = null;
     if (session) {
       const [id, profileId, doc, expectVersion] = session;
-      const changes =
+      const seq = (
         expectVersion === null
-          ? s.insertSession.run(id, profileId, doc).changes
-          : s.updateSession.run(profileId, doc, id, expectVersion).changes;
-      if (changes === 0) return { ok: false, conflict: 'session' };
+          ? s.insertSession.get(id, profileId, doc)
+          : s.updateSession.get(profileId, doc, id, expectVersion)
+      ) as number | undefined;
+      if (seq === undefined) return { ok: false, conflict: 'session' };
+      written = { id, seq };
     }
     let visitedDoc: string | null = null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], profile[2]);
@@ -99,7 +107,12 @@ export function prepareWrites(db: Database.Database) {
       s.updateProfile.run(visitedDoc, visited.id);
     }
     for (const [time, source, sessionId, profileId, ids, types, docs] of runs) {
-      const seq = sessionId === null ? null : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
+      const seq =
+        sessionId === null
+          ? null
+          : sessionId === written?.id
+            ? written.seq
+            : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
       s.insertRun.run(time, source, sessionId, seq, profileId, ids, types, docs);
     }
     return { ok: true, visited: visitedDoc };
