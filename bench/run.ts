@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import * as prettier from 'prettier';
+import { cpuMeter, type LegCpu } from './cpu.js';
 import { postgresMarkdown, runPostgresBench, writePostgresReadme } from './postgres.js';
 import { manyEvents, oneEvent } from './payloads.js';
 import { summarizeProfile, type ProfileSummary, type Window } from './profile.js';
@@ -371,6 +372,7 @@ interface Leg {
   latencyMs: { mean: number; p50: number; p90: number; p99: number; max: number };
   rssPeakMb: number;
   rssHwmMb: number;
+  cpu: LegCpu | null;
 }
 
 async function load(
@@ -414,9 +416,11 @@ async function runLeg(
   seconds: number,
 ): Promise<{ leg: Leg; window: Window }> {
   const rss = sampleRss(child.pid, 250);
+  const cpu = cpuMeter(child.pid);
   const start = Number(process.hrtime.bigint() / 1000n);
   const result = await load(child.port, scenario.body, options.connections, seconds);
   const end = Number(process.hrtime.bigint() / 1000n);
+  const used = cpu.stop(result.requests.total);
   const mem = rss.stop();
   const elapsed = result.duration || seconds;
   const ok = result['2xx'];
@@ -442,6 +446,7 @@ async function runLeg(
     },
     rssPeakMb: round1(mem.peak),
     rssHwmMb: round1(mem.hwm),
+    cpu: used,
   };
   return { leg, window: { start, end } };
 }
@@ -472,6 +477,12 @@ interface TargetSummary {
   non2xx: number;
   errors: number;
   rssPeakMb: number;
+  /** Mean over the legs of the server's CPU per request (all threads), µs. */
+  cpuUsPerRequest?: number;
+  /** Mean over the legs of the load generator's CPU per request, µs. */
+  loadCpuUsPerRequest?: number;
+  /** Mean over the legs of the busy share of all cores, %. */
+  machineBusyPercent?: number;
 }
 
 interface TargetCheck {
@@ -489,6 +500,17 @@ function summarizeLegs(legs: Leg[]): TargetSummary {
     non2xx: sum(legs.map((l) => l.non2xx)),
     errors: sum(legs.map((l) => l.errors)),
     rssPeakMb: Math.max(...legs.map((l) => l.rssPeakMb)),
+    ...cpuSummary(legs),
+  };
+}
+
+function cpuSummary(legs: Leg[]): Partial<TargetSummary> {
+  const measured = legs.flatMap((l) => (l.cpu ? [l.cpu] : []));
+  if (measured.length === 0) return {};
+  return {
+    cpuUsPerRequest: Math.round(mean(measured.map((c) => c.serverUsPerRequest))),
+    loadCpuUsPerRequest: Math.round(mean(measured.map((c) => c.loadUsPerRequest))),
+    machineBusyPercent: Math.round(mean(measured.map((c) => c.machineBusyPercent))),
   };
 }
 
@@ -605,6 +627,8 @@ const HEAD = [
   'p99 ms',
   'non-2xx',
   'peak RSS MB',
+  'CPU µs/request',
+  'machine busy %',
   'ratio service/bare',
 ];
 
@@ -612,7 +636,7 @@ function tableRows(summaries: ScenarioSummary[]): string[][] {
   const rows: string[][] = [];
   for (const s of summaries) {
     if (s.skipped || !s.service || !s.bare) {
-      rows.push([s.name, s.skipped ?? 'not run', '', '', '', '', '', '', '']);
+      rows.push([s.name, s.skipped ?? 'not run', ...HEAD.slice(2).map(() => '')]);
       continue;
     }
     for (const [target, t] of [
@@ -628,6 +652,8 @@ function tableRows(summaries: ScenarioSummary[]): string[][] {
         fmt(t.p99Ms),
         fmt(t.non2xx + t.errors),
         t.rssPeakMb.toFixed(1),
+        fmt(t.cpuUsPerRequest),
+        fmt(t.machineBusyPercent),
         target === 'service' ? (s.ratio ?? 0).toFixed(2) : '',
       ]);
     }
@@ -662,7 +688,9 @@ function markdown(report: Report): string {
   lines.push('');
   lines.push(
     `${report.connections} connections, ${report.durationSec} s per leg, ${report.rounds} rounds (service, bare, service, bare, …); ` +
-      'requests/s and events/s are the mean of the legs, p50/p99 the worst leg, peak RSS the highest sample.',
+      'requests/s and events/s are the mean of the legs, p50/p99 the worst leg, peak RSS the highest sample; ' +
+      'CPU µs/request is the server process (all its threads) per request, machine busy % the share of all cores in use ' +
+      '(the load generator included), both the mean of the legs.',
   );
   const targets = report.scenarios.flatMap((s) =>
     (s.targets ?? []).map((t) => `${s.name} ${t.target}: ${t.pass ? 'PASS' : 'MISS'} (${t.value})`),
@@ -905,7 +933,11 @@ async function main(): Promise<number> {
             console.log(
               `  round ${round} ${target.padEnd(7)} ${fmt(leg.requestsPerSec).padStart(7)} requests/s` +
                 ` ${fmt(leg.eventsPerSec).padStart(9)} events/s  p50 ${leg.latencyMs.p50} ms  p99 ${leg.latencyMs.p99} ms` +
-                `  non-2xx ${leg.non2xx}${codes}  errors ${leg.errors}  RSS ${leg.rssPeakMb} MB`,
+                `  non-2xx ${leg.non2xx}${codes}  errors ${leg.errors}  RSS ${leg.rssPeakMb} MB` +
+                (leg.cpu
+                  ? `  CPU ${leg.cpu.serverUsPerRequest} µs/request (load generator ${leg.cpu.loadUsPerRequest})` +
+                    `  machine ${leg.cpu.machineBusyPercent}% busy`
+                  : ''),
             );
           }
         }
