@@ -1023,12 +1023,12 @@ async function main(): Promise<number> {
           printProfile(`${name}, ${label} thread, service legs only`, p);
         }
         cpuProfile[label] = entry;
-        console.log(`
-profile of the ${label} thread: ${relative} (Chrome DevTools › Performance, or speedscope)`);
+        console.log(
+          `\nprofile of the ${label} thread: ${relative} (Chrome DevTools › Performance, or speedscope)`,
+        );
       }
     } else {
-      console.log(`
-no CPU profile was written (${profileDir})`);
+      console.log(`\nno CPU profile was written (${profileDir})`);
     }
   }
 

@@ -19,7 +19,7 @@ import type { EventRecord, WriteSet } from '../src/domain/records.js';
 import { newProfile } from '../src/domain/records.js';
 import { migrations } from '../src/storage/sqlite/migrations.js';
 import { toRow } from '../src/storage/sqlite/rows.js';
-import { migrate, prepareWrites } from '../src/storage/sqlite/writes.js';
+import { configureWriter, migrate, prepareWrites } from '../src/storage/sqlite/writes.js';
 
 const context = {
   browser: {
@@ -132,10 +132,7 @@ function measure(layout: Layout, eventsPerRequest: number, requests: number, bat
   const dir = mkdtempSync(join(tmpdir(), 'collector-store-bench-'));
   const db = new Database(join(dir, 'collector.db'));
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('temp_store = MEMORY');
-    db.pragma('wal_autocheckpoint = 0');
+    configureWriter(db, 'normal');
     const { prepare, write } = layout.open(db);
     let used = 0;
     for (let done = 0; done < requests; done += batch) {

@@ -25,17 +25,16 @@ test('events stored one per row before migration 3 are found, listed, paged and 
   const insert = old.prepare(
     'INSERT INTO events (id, insert_time, type, source_id, session_id, profile_id, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  for (const e of events) {
-    const row = [
+  for (const e of events)
+    insert.run(
       e.id,
       e.metadata.time.insert,
       e.type,
       e.source.id,
       e.session?.id ?? null,
       e.profile?.id ?? null,
-    ];
-    insert.run(...row, JSON.stringify(e));
-  }
+      JSON.stringify(e),
+    );
   old
     .prepare('INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?)')
     .run('s1', 'p1', JSON.stringify(session('s1', 'p1')));

@@ -17,7 +17,7 @@ export class Checkpointer {
 
   constructor(
     dbFile: string,
-    private readonly maxWalBytes = 128 * 1024 * 1024,
+    private readonly maxWalBytes: number,
     intervalMs = 500,
   ) {
     this.walFile = `${dbFile}-wal`;

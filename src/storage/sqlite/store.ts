@@ -80,11 +80,7 @@ export class SqliteStore implements Store {
   async open(): Promise<void> {
     mkdirSync(this.options.dataDir, { recursive: true });
     // The writer creates the file and applies the migrations before anything reads.
-    this.writer = await WriterThread.start({
-      file: this.file,
-      sync: this.options.sync,
-      walLimitBytes: 128 * 1024 * 1024,
-    });
+    this.writer = await WriterThread.start({ file: this.file, sync: this.options.sync });
     try {
       this.db = new Database(this.file, { readonly: true });
       this.db.pragma('busy_timeout = 5000');

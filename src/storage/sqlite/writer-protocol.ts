@@ -5,8 +5,6 @@ import type { WriteOps } from './writes.js';
 export interface WriterData {
   file: string;
   sync: 'normal' | 'full';
-  /** Log size past which the writer checkpoints itself (RESTART), when the checkpointer falls behind. */
-  walLimitBytes: number;
 }
 
 export type WriteOp = keyof WriteOps;

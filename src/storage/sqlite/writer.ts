@@ -10,9 +10,9 @@ import Database from 'better-sqlite3';
 import { Checkpointer } from './checkpointer.js';
 import { errorShape } from './errors.js';
 import type { WriterData, WriterReply, WriterRequest } from './writer-protocol.js';
-import { migrate, prepareWrites, type WriteOps } from './writes.js';
+import { configureWriter, migrate, prepareWrites, WAL_LIMIT_BYTES, type WriteOps } from './writes.js';
 
-const { file, sync, walLimitBytes } = workerData as WriterData;
+const { file, sync } = workerData as WriterData;
 const port = parentPort!;
 
 let db: Database.Database;
@@ -20,21 +20,10 @@ let ops: WriteOps;
 let checkpointer: Checkpointer;
 try {
   db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('temp_store = MEMORY');
-  // The log is copied back into the database file by a thread of its own (checkpointer.ts), so that
-  // commits never wait for that copy and its fsync.
-  db.pragma('wal_autocheckpoint = 0');
-  // When the log restarts, it is cut back to this size only. Under load it grows to about twice the
-  // checkpoint bound before the writer restarts it; keeping the file at that size lets the next round
-  // overwrite blocks the file system has already allocated. Cut back to 64 MB, every round allocated
-  // them again: 7-11% fewer 1-event requests/s in three alternating pairs of 15 s runs.
-  db.pragma(`journal_size_limit = ${4 * walLimitBytes}`);
+  configureWriter(db, sync);
   migrate(db);
   ops = prepareWrites(db);
-  checkpointer = new Checkpointer(file, walLimitBytes);
+  checkpointer = new Checkpointer(file, WAL_LIMIT_BYTES);
   port.postMessage({ ready: true } satisfies WriterReply);
 } catch (error) {
   port.postMessage({ ready: false, error: errorShape(error) } satisfies WriterReply);
