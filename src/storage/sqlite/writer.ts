@@ -23,7 +23,10 @@ try {
   configureWriter(db, sync);
   migrate(db);
   ops = prepareWrites(db);
-  checkpointer = new Checkpointer(file, WAL_LIMIT_BYTES);
+  checkpointer = new Checkpointer(file, WAL_LIMIT_BYTES, {
+    // Without its thread, this connection copies the log itself after commits, as SQLite does.
+    onStopped: () => db.pragma('wal_autocheckpoint = 1000'),
+  });
   port.postMessage({ ready: true } satisfies WriterReply);
 } catch (error) {
   port.postMessage({ ready: false, error: errorShape(error) } satisfies WriterReply);
@@ -43,12 +46,12 @@ port.on('message', (request: WriterRequest) => {
     reply = { id: request.id, ok: false, error: errorShape(error) };
   }
   port.postMessage(reply);
-  // The backstop when the checkpointer cannot keep up: this writer copies the log itself.
-  if (request.op === 'commit' && checkpointer.walTooLarge()) {
+  if (request.op === 'commit') {
+    const mode = checkpointer.due();
     try {
-      db.pragma('wal_checkpoint(RESTART)');
+      if (mode) db.pragma(`wal_checkpoint(${mode})`);
     } catch {
-      // Busy: tried again at the next size check.
+      // Busy: the checkpointer reports again after its next pass.
     }
   }
 });

@@ -23,10 +23,10 @@ export function configureWriter(db: Database.Database, sync: 'normal' | 'full'):
   // The log is copied back into the database file by a thread of its own (checkpointer.ts), so that
   // commits never wait for that copy and its fsync.
   db.pragma('wal_autocheckpoint = 0');
-  // When the log restarts, it is cut back to this size only. Under load it grows to about twice the
-  // checkpoint bound before the writer restarts it; keeping the file at that size lets the next round
-  // overwrite blocks the file system has already allocated. Cut back to 64 MB, every round allocated
-  // them again: 7-11% fewer 1-event requests/s in three alternating pairs of 15 s runs.
+  // When the log starts again from its beginning, the file is cut back to this size only: keeping it
+  // at its working size lets the next round overwrite blocks the file system has already allocated.
+  // Cut back to 64 MB, every round allocated them again: 7-11% fewer 1-event requests/s in three
+  // alternating pairs of 15 s runs.
   db.pragma(`journal_size_limit = ${4 * WAL_LIMIT_BYTES}`);
 }
 
