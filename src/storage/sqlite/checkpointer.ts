@@ -43,6 +43,7 @@ export class Checkpointer {
       const { parentPort, workerData } = require('node:worker_threads');
       const Database = require(workerData.driver);
       const db = new Database(workerData.file);
+      db.pragma('busy_timeout = 1000');
       const frameBytes = db.pragma('page_size', { simple: true }) + 24;
       let closed = false;
       let last = { log: 0, checkpointed: 0 };
