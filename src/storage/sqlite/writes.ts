@@ -48,12 +48,13 @@ export function prepareWrites(db: Database.Database) {
       'INSERT INTO sources (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc',
     ),
     deleteSource: db.prepare('DELETE FROM sources WHERE id = ?'),
-    // Both answer the session's seq, or nothing when they wrote no row (a conflict).
-    insertSession: db
-      .prepare(
-        'INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?) ON CONFLICT (id) DO NOTHING RETURNING seq',
-      )
-      .pluck(),
+    // No RETURNING here: SQLite gathers returned rows in a temporary b-tree made and dropped per
+    // statement, 1-2 µs more per insert than reading the new row id (`seq` is the row id).
+    insertSession: db.prepare(
+      'INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?) ON CONFLICT (id) DO NOTHING',
+    ),
+    // Answers the session's seq, or nothing when it wrote no row (a conflict). RETURNING costs an
+    // update no more than looking the seq up afterwards.
     updateSession: db
       .prepare(
         'UPDATE sessions SET profile_id = ?, doc = ?, version = version + 1 WHERE id = ? AND version = ? RETURNING seq',
@@ -111,11 +112,13 @@ export function prepareWrites(db: Database.Database) {
     let written: { id: string; seq: number } | null = null;
     if (session) {
       const [id, profileId, doc, expectVersion] = session;
-      const seq = (
-        expectVersion === null
-          ? s.insertSession.get(id, profileId, doc)
-          : s.updateSession.get(profileId, doc, id, expectVersion)
-      ) as number | undefined;
+      let seq: number | undefined;
+      if (expectVersion === null) {
+        const inserted = s.insertSession.run(id, profileId, doc);
+        if (inserted.changes > 0) seq = Number(inserted.lastInsertRowid);
+      } else {
+        seq = s.updateSession.get(profileId, doc, id, expectVersion) as number | undefined;
+      }
       if (seq === undefined) return { ok: false, conflict: 'session' };
       written = { id, seq };
     }
