@@ -153,13 +153,15 @@ export function prepareWrites(db: Database.Database) {
     /**
      * Sessions by id, for the tracking path: this connection's page cache stays warm (it made the
      * changes), where a reading connection's cache is dropped after every commit of this one.
+     * One read transaction for all of them: outside one, each lookup would be a transaction of its
+     * own, taking and releasing the file's and the log's read locks (system calls) every time.
      */
-    readSessions(ids: string[]): ([string, number] | null)[] {
-      return ids.map((id) => (s.getSession.get(id) as [string, number] | undefined) ?? null);
-    },
-    readProfiles(ids: string[]): (string | null)[] {
-      return ids.map((id) => (s.getProfile.get(id) as string | undefined) ?? null);
-    },
+    readSessions: db.transaction((ids: string[]): ([string, number] | null)[] =>
+      ids.map((id) => (s.getSession.get(id) as [string, number] | undefined) ?? null),
+    ),
+    readProfiles: db.transaction((ids: string[]): (string | null)[] =>
+      ids.map((id) => (s.getProfile.get(id) as string | undefined) ?? null),
+    ),
     commit(rows: WriteRow[]): RowOutcome[] {
       try {
         return batch(rows);
