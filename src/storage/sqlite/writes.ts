@@ -65,8 +65,13 @@ export function prepareWrites(db: Database.Database) {
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
     sessionSeq: db.prepare('SELECT seq FROM sessions WHERE id = ?').pluck(),
+    // OR FAIL (for the run and, overriding theirs, the statements of its triggers): with the default
+    // ABORT, SQLite copies every page the statement changes into a statement journal, to undo this
+    // one statement alone if it fails. Nothing here needs that: a failure rolls back the whole
+    // transaction (see `commit`). Without the copies the write path takes 5-6% less CPU per first
+    // visit (36.6 against 38.8 µs, seven alternating runs of 300,000 visits).
     insertRun: db.prepare(
-      'INSERT INTO event_runs (insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT OR FAIL INTO event_runs (insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     eraseSessionEvents: db
       .prepare(
