@@ -11,7 +11,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './process.js';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -28,21 +28,6 @@ export interface TestDatabase {
 interface Server {
   adminUrl: string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port'));
-      });
-    });
-  });
 }
 
 function userExists(name: string): boolean {

@@ -1,20 +1,41 @@
 /** The service as a real process, for tests that kill, restart or run several of it. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A TCP port nothing listens on right now. */
+/** The first port the kernel hands out as the local port of outgoing connections (Linux; else its default). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 20_100 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A TCP port nothing listens on right now, for a server started next. Chosen at random below the
+ * kernel's range for outgoing connections: a port from that range (what `listen(0)` gives) can be
+ * taken as the local end of any connection made before the server listens (seen: EADDRINUSE).
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
+  const low = ephemeralLow();
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * (low - 20_000));
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    server.close();
+    await once(server, 'close');
+    return port;
+  }
 }
 
 /** Spawns `src/server.ts` with the environment given (on top of the test's own; LOG_LEVEL warn by default). */
