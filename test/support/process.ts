@@ -7,28 +7,33 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The first port the kernel hands out as the local port of outgoing connections (Linux; else its default). */
-function ephemeralLow(): number {
+/**
+ * Where the kernel's range for the local ports of outgoing connections starts (Linux; else the
+ * usual default), read once.
+ */
+const EPHEMERAL_LOW = (() => {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     return Number.isInteger(low) && low > 20_100 ? low : 32_768;
   } catch {
     return 32_768;
   }
-}
+})();
 
 /**
  * A TCP port nothing listens on right now, for a server started next. Chosen at random below the
  * kernel's range for outgoing connections: a port from that range (what `listen(0)` gives) can be
  * taken as the local end of any connection made before the server listens (seen: EADDRINUSE).
+ * A port in use is passed over; any other failure to listen is thrown.
  */
 export async function freePort(): Promise<number> {
-  const low = ephemeralLow();
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * (low - 20_000));
+    const port = 20_000 + Math.floor(Math.random() * (EPHEMERAL_LOW - 20_000));
     const server = createServer();
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
+    const bound = await new Promise<boolean>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        error.code === 'EADDRINUSE' ? resolve(false) : reject(error),
+      );
       server.listen(port, '127.0.0.1', () => resolve(true));
     });
     if (!bound) continue;
