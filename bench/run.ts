@@ -5,9 +5,8 @@
  * ratio to the bare server, then checks through the read API that every acknowledged event is stored.
  * See bench/README.md.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
-  createWriteStream,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -16,23 +15,30 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, cpus, release, tmpdir, totalmem } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import * as prettier from 'prettier';
 import { cpuMeter, type LegCpu } from './cpu.js';
 import { postgresMarkdown, runPostgresBench, writePostgresReadme } from './postgres.js';
+import { load } from './load.js';
 import { manyEvents, oneEvent } from './payloads.js';
+import {
+  freePort,
+  HOST,
+  printedReady,
+  ROOT,
+  spawnChild,
+  stopChild,
+  waitUntil,
+  type Child,
+} from './processes.js';
 import { summarizeProfile, type ProfileSummary, type Window } from './profile.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results');
 const README = join(ROOT, 'README.md');
 const TOKEN = 'bench-token';
-const HOST = '127.0.0.1';
 const START_MARKER = '<!-- bench:start -->';
 const END_MARKER = '<!-- bench:end -->';
 const VALIDATION_TYPE = 'page-view';
@@ -168,82 +174,6 @@ function scenarios(): Scenario[] {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-interface Child {
-  name: string;
-  proc: ChildProcess;
-  pid: number;
-  port: number;
-  logTail: string[];
-  logLines: number;
-  exited: Promise<number | null>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => ok(port));
-    });
-  });
-}
-
-function spawnChild(name: string, args: string[], env: Record<string, string>, port: number): Child {
-  const proc = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  if (proc.pid === undefined) throw new Error(`could not start ${name}`);
-  const log = createWriteStream(join(RESULTS, `${name}.log`));
-  const child: Child = {
-    name,
-    proc,
-    pid: proc.pid,
-    port,
-    logTail: [],
-    logLines: 0,
-    exited: new Promise((ok) => proc.once('exit', (code) => ok(code))),
-  };
-  const onData = (chunk: Buffer) => {
-    log.write(chunk);
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      child.logLines++;
-      child.logTail.push(line.slice(0, 500));
-      if (child.logTail.length > 20) child.logTail.shift();
-    }
-  };
-  proc.stdout?.on('data', onData);
-  proc.stderr?.on('data', onData);
-  void child.exited.then(() => log.end());
-  return child;
-}
-
-async function waitUntil(child: Child, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  let exited = false;
-  void child.exited.then(() => (exited = true));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`${child.name} exited during start:\n${child.logTail.join('\n')}`);
-    if (await probe().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`${child.name} did not become ready within ${timeoutMs} ms:\n${child.logTail.join('\n')}`);
-}
-
-async function stopChild(child: Child): Promise<void> {
-  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
-  child.proc.kill('SIGTERM');
-  const timer = setTimeout(() => child.proc.kill('SIGKILL'), 30_000);
-  await child.exited;
-  clearTimeout(timer);
-}
-
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
-
 /** VmRSS and VmHWM (peak RSS over the process lifetime) in MB, from /proc. */
 function memory(pid: number): { rss: number; hwm: number } | null {
   try {
@@ -373,32 +303,6 @@ interface Leg {
   rssPeakMb: number;
   rssHwmMb: number;
   cpu: LegCpu | null;
-}
-
-async function load(
-  port: number,
-  body: () => string,
-  connections: number,
-  seconds: number,
-  overallRate?: number,
-): Promise<autocannon.Result> {
-  return autocannon({
-    url: `http://${HOST}:${port}`,
-    connections,
-    duration: seconds,
-    overallRate,
-    requests: [
-      {
-        method: 'POST',
-        path: '/track',
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (request) => {
-          request.body = body();
-          return request;
-        },
-      },
-    ],
-  });
 }
 
 function statusCodes(result: autocannon.Result): Record<string, number> {
@@ -846,8 +750,9 @@ async function main(): Promise<number> {
     [...(options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/server.js'],
     { TRACK_DATA_DIR: dataDir, TRACK_API_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
     servicePort,
+    RESULTS,
   );
-  const bare = spawnChild('bare', ['--import', 'tsx', 'bench/bare-server.ts'], {}, barePort);
+  const bare = spawnChild('bare', ['--import', 'tsx', 'bench/bare-server.ts'], {}, barePort, RESULTS);
   const children = [service, bare];
   const onSignal = () => {
     for (const child of children) child.proc.kill('SIGTERM');
@@ -879,7 +784,7 @@ async function main(): Promise<number> {
       service,
       async () => (await fetch(`http://${HOST}:${servicePort}/health`)).status === 200,
     );
-    await waitUntil(bare, async () => bare.logTail.some((l) => l.startsWith('ready')));
+    await printedReady(bare);
     const soakScenario = all[0]!;
     for (const s of new Set([...selected, ...(options.soakMinutes > 0 ? [soakScenario] : [])])) {
       const res = await client.request('POST', '/event-source', {

@@ -1,0 +1,103 @@
+/**
+ * The servers a benchmark drives, as child processes: start, wait until ready, stop. Each child's
+ * output goes to `<logDir>/<name>.log`, and its last lines are kept for error messages.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const HOST = '127.0.0.1';
+
+export interface Child {
+  name: string;
+  proc: ChildProcess;
+  pid: number;
+  port: number;
+  logTail: string[];
+  logLines: number;
+  exited: Promise<number | null>;
+}
+
+export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => ok(port));
+    });
+  });
+}
+
+/** Starts `node <args>` in the repository with PORT and HOST set. */
+export function spawnChild(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  logDir: string,
+): Child {
+  const proc = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (proc.pid === undefined) throw new Error(`could not start ${name}`);
+  const log = createWriteStream(join(logDir, `${name}.log`));
+  const child: Child = {
+    name,
+    proc,
+    pid: proc.pid,
+    port,
+    logTail: [],
+    logLines: 0,
+    exited: new Promise((ok) => proc.once('exit', (code) => ok(code))),
+  };
+  const onData = (chunk: Buffer) => {
+    log.write(chunk);
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      child.logLines++;
+      child.logTail.push(line.slice(0, 500));
+      if (child.logTail.length > 20) child.logTail.shift();
+    }
+  };
+  proc.stdout?.on('data', onData);
+  proc.stderr?.on('data', onData);
+  void child.exited.then(() => log.end());
+  return child;
+}
+
+export async function waitUntil(
+  child: Child,
+  probe: () => Promise<boolean>,
+  timeoutMs = 30_000,
+): Promise<void> {
+  let exited = false;
+  void child.exited.then(() => (exited = true));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${child.name} exited during start:\n${child.logTail.join('\n')}`);
+    if (await probe().catch(() => false)) return;
+    await sleep(100);
+  }
+  throw new Error(`${child.name} did not become ready within ${timeoutMs} ms:\n${child.logTail.join('\n')}`);
+}
+
+/** Waits until a child has printed `ready` (the bench's own servers do once listening). */
+export const printedReady = (child: Child) =>
+  waitUntil(child, async () => child.logTail.some((l) => l.startsWith('ready')));
+
+export async function stopChild(child: Child): Promise<void> {
+  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+  child.proc.kill('SIGTERM');
+  const timer = setTimeout(() => child.proc.kill('SIGKILL'), 30_000);
+  await child.exited;
+  clearTimeout(timer);
+}
