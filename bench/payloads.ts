@@ -79,16 +79,17 @@ function template(body: object): { head: string; tail: string } {
 
 /**
  * One page-view event with the tracker's page, browser and screen context (options left at their
- * defaults, so the service answers the same small response as the bare server).
+ * defaults, so the service answers the same small response as the bare server). Session ids are
+ * random UUIDs, as trackers make them, unless `sessionId` makes them otherwise.
  */
-export function oneEvent(sourceId: string): () => string {
+export function oneEvent(sourceId: string, sessionId: () => string = randomUUID): () => string {
   const parts = PAGES.map((path) =>
     template({ source: { id: sourceId }, context, profile: null, session: null, events: [pageView(path)] }),
   );
   let n = 0;
   return () => {
     const part = parts[n++ % parts.length]!;
-    return part.head + randomUUID() + part.tail;
+    return part.head + sessionId() + part.tail;
   };
 }
 
