@@ -1,30 +1,38 @@
 /**
- * The floor of a durable collector on our stack: the bare server (bench/bare-server.ts) that also
- * stores each request body before answering. Bodies are group-committed by the service's own
- * GroupCommitter to a writer thread (bench/floor-writer.mjs) that appends them to one SQLite table
- * with the service's connection settings and checkpointing; with FLOOR_INDEX=session the table has a
- * unique index on the session id besides. No pipeline, no records, no other table or index.
- * Env PORT, HOST, FLOOR_FILE (a database file that does not exist yet); prints `ready <port>` once
+ * The floor of a durable collector on our stack: the bare server (bench/bare-app.ts) that also stores
+ * each request body before answering. Bodies are group-committed by the service's own GroupCommitter
+ * to a writer thread (bench/floor-writer.mjs) that appends them to one SQLite table with the service's
+ * connection settings; with FLOOR_INDEX=session the table has a unique index on the session id
+ * besides. No pipeline, no records, no other table or index. Env PORT, HOST, FLOOR_FILE (a database
+ * file that does not exist yet), FLOOR_CHECKPOINT (`service`, the default: the service's checkpointer
+ * thread; `sqlite`: SQLite's own, every 1,000 pages in the writer thread). Prints `ready <port>` once
  * listening. Started by bench/floor.ts, after `npm run build` (the writer loads the compiled store).
  */
-import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import Fastify from 'fastify';
 import { GroupCommitter } from '../src/storage/group-commit.js';
+import { bareApp, serve } from './bare-app.js';
 
 type Row = [sessionId: string, body: string];
 
 const file = process.env.FLOOR_FILE;
 if (!file) throw new Error('FLOOR_FILE is not set');
+const checkpoint = process.env.FLOOR_CHECKPOINT ?? 'service';
+if (checkpoint !== 'service' && checkpoint !== 'sqlite')
+  throw new Error('FLOOR_CHECKPOINT: service or sqlite');
 const writer = new Worker(new URL('./floor-writer.mjs', import.meta.url), {
-  workerData: { file, index: process.env.FLOOR_INDEX === 'session' },
+  workerData: { file, index: process.env.FLOOR_INDEX === 'session', checkpoint },
 });
 await new Promise((ready, fail) => {
   writer.once('message', ready);
   writer.once('error', fail);
 });
+// Requests waiting on a writer that is gone would never be answered: end the server instead.
 writer.on('error', (error) => {
   console.error(`the writer thread failed: ${error.message}`);
+  process.exit(1);
+});
+writer.on('exit', (code) => {
+  console.error(`the writer thread stopped (exit code ${code})`);
   process.exit(1);
 });
 
@@ -46,46 +54,7 @@ const committer = new GroupCommitter<Row, number>(
   { maxInFlight: 2 },
 );
 
-interface Body {
-  profile?: { id?: unknown } | null;
-  session?: { id?: unknown } | null;
-}
-
-const app = Fastify({ logger: false, bodyLimit: 1_048_576 });
-
-app.removeAllContentTypeParsers();
-app.addContentTypeParser('*', { parseAs: 'string' }, (_request, text, done) => {
-  try {
-    done(null, { body: JSON.parse(text as string) as Body, text });
-  } catch (error) {
-    done(error as Error, undefined);
-  }
-});
-
-app.post('/track', async (request) => {
-  const { body, text } = request.body as { body: Body; text: string };
-  const profileId = typeof body.profile?.id === 'string' ? body.profile.id : randomUUID();
-  const sessionId = typeof body.session?.id === 'string' ? body.session.id : randomUUID();
-  await committer.submit([sessionId, text]);
-  return {
-    profile: { id: profileId },
-    session: { id: sessionId },
-    source: { consent: false },
-    ux: [],
-    response: {},
-  };
-});
-
-const port = Number(process.env.PORT ?? 8688);
-const host = process.env.HOST ?? '127.0.0.1';
-await app.listen({ port, host });
-console.log(`ready ${port}`);
-
-const stop = () => {
-  app.close().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+await serve(
+  bareApp((sessionId, text) => committer.submit([sessionId, text])),
+  8688,
+);

@@ -1,9 +1,10 @@
 // The writer thread of bench/floor-server.ts: appends each batch of request bodies to one table in
 // one transaction and answers each batch with the row ids once committed. The connection has the
-// service's settings and checkpointing (compiled from src/storage/sqlite: `npm run build` first), so
-// the floor differs from the service only in what it writes. With `workerData.index`, the table has
-// a unique index on the session id besides, as a store that finds a session by the client's id must.
-// Plain JavaScript: a worker thread does not load TypeScript.
+// service's settings (compiled from src/storage/sqlite, as the service under test runs from dist:
+// `npm run build` first) and, unless `workerData.checkpoint` is `sqlite`, the service's
+// checkpointer thread, so that the floor differs from the service only in what it writes. With
+// `workerData.index`, the table has a unique index on the session id besides, as a store that finds
+// a session by the client's id must.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { Checkpointer } from '../dist/storage/sqlite/checkpointer.js';
@@ -13,7 +14,12 @@ const db = new Database(workerData.file);
 configureWriter(db, 'normal');
 db.exec('CREATE TABLE visits (seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL)');
 if (workerData.index) db.exec('CREATE UNIQUE INDEX visits_session ON visits (session_id)');
-const checkpointer = new Checkpointer(workerData.file, WAL_LIMIT_BYTES);
+const autocheckpoint = () => db.pragma('wal_autocheckpoint = 1000');
+// As the service's writer: if the checkpointer thread stops, this connection checkpoints itself.
+const checkpointer =
+  workerData.checkpoint === 'sqlite'
+    ? (autocheckpoint(), null)
+    : new Checkpointer(workerData.file, WAL_LIMIT_BYTES, { onStopped: autocheckpoint });
 const insert = db.prepare('INSERT INTO visits (session_id, body) VALUES (?, ?)');
 const commit = db.transaction((rows) =>
   rows.map(([sessionId, body]) => insert.run(sessionId, body).lastInsertRowid),
@@ -21,7 +27,7 @@ const commit = db.transaction((rows) =>
 
 parentPort.on('message', ({ id, rows }) => {
   parentPort.postMessage({ id, seqs: commit(rows) });
-  const mode = checkpointer.due();
+  const mode = checkpointer?.due();
   try {
     if (mode) db.pragma(`wal_checkpoint(${mode})`);
   } catch {

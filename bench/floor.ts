@@ -1,15 +1,15 @@
 /**
  * `npm run bench:floor`: how fast a durable collector can be on this stack and machine, step by step.
- * Drives, in turn (A B C … A B C …) and with the 1-event load of `npm run bench`:
+ * Drives each of these servers in turn, with the 1-event load of `npm run bench`:
  *   bare            the bare server (bench/bare-server.ts): parse and answer, nothing stored
  *   append          the bare server plus a group-committed append of each body to one SQLite table
  *   append + index  the same with a unique index on the session id (the client's random ids)
  *   … ordered ids   the same, driven with time-ordered session ids instead
  *   service         the collector (embedded store, fresh data folder)
  *   … ordered ids   a second collector, driven with time-ordered session ids
- * and prints requests/s, ratio to the bare server in the same round, p99, and CPU per request.
- * Each appending server's stored rows are counted afterwards against its 2xx answers.
- * Writes bench/results/floor-latest.json. See bench/README.md, "How far a durable collector gets".
+ * The order turns by one server each round. Prints requests/s, the ratio to the bare server of the
+ * same round, p99 and CPU per request; counts each appending server's rows against its 2xx answers.
+ * Writes bench/results/floor-latest.json. See bench/README.md, "The floor, measured".
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import {
   freePort,
   HOST,
   printedReady,
+  revision,
   ROOT,
   spawnChild,
   stopChild,
@@ -34,6 +35,7 @@ import {
 const RESULTS = join(ROOT, 'bench', 'results');
 const TOKEN = 'bench-token';
 const SOURCE = 'bench-floor';
+const WARMUP_SECONDS = 2;
 
 interface Target {
   name: string;
@@ -49,7 +51,8 @@ interface FloorLeg {
   round: number;
   requestsPerSec: number;
   p99Ms: number;
-  non2xx: number;
+  /** Answers other than 2xx, connection errors and timeouts. */
+  failed: number;
   cpu: LegCpu | null;
 }
 
@@ -59,17 +62,21 @@ function options() {
       duration: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '2' },
       connections: { type: 'string', default: '64' },
+      checkpoint: { type: 'string', default: 'service' },
     },
   });
-  const positive = (name: string, raw: string | undefined) => {
-    const n = Math.round(Number(raw));
+  const number = (name: string, raw: string | undefined) => {
+    const n = Number(raw);
     if (!Number.isFinite(n) || n < 1) throw new Error(`--${name} must be a number >= 1`);
     return n;
   };
+  if (values.checkpoint !== 'service' && values.checkpoint !== 'sqlite')
+    throw new Error('--checkpoint must be service or sqlite');
   return {
-    seconds: positive('duration', values.duration),
-    rounds: positive('rounds', values.rounds),
-    connections: positive('connections', values.connections),
+    seconds: number('duration', values.duration),
+    rounds: Math.round(number('rounds', values.rounds)),
+    connections: Math.round(number('connections', values.connections)),
+    checkpoint: values.checkpoint,
   };
 }
 
@@ -111,57 +118,80 @@ function storedRows(file: string): number {
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const round2 = (n: number) => Math.round(n * 100) / 100;
+const gone = (child: Child) => child.proc.exitCode !== null || child.proc.signalCode !== null;
 
 async function main(): Promise<number> {
-  const { seconds, rounds, connections } = options();
+  const { seconds, rounds, connections, checkpoint } = options();
   mkdirSync(RESULTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'collector-floor-'));
   const random = oneEvent(SOURCE);
   const ordered = oneEvent(SOURCE, () => timeOrderedId());
   const targets: Target[] = [];
   const started: Child[] = [];
+  const onSignal = () => {
+    for (const child of started) child.proc.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
-    const bare = await startServer('bare', 'bench/bare-server.ts', {}, started);
+    const bare = await startServer('floor-bare', 'bench/bare-server.ts', {}, started);
     targets.push({ name: 'bare', child: bare, body: random, answered: 0 });
-    for (const [name, index, body] of [
-      ['append', false, random],
-      ['append + index', true, random],
-      ['append + index, ordered ids', true, ordered],
+    for (const [name, label, index, body] of [
+      ['append', 'floor-append', false, random],
+      ['append + index', 'floor-index', true, random],
+      ['append + index, ordered ids', 'floor-index-ordered', true, ordered],
     ] as const) {
-      const file = join(dir, `floor-${targets.length}.db`);
-      const env = { FLOOR_FILE: file, ...(index ? { FLOOR_INDEX: 'session' } : {}) };
-      const child = await startServer(`floor-${targets.length}`, 'bench/floor-server.ts', env, started);
+      const file = join(dir, `${label}.db`);
+      const env = {
+        FLOOR_FILE: file,
+        FLOOR_CHECKPOINT: checkpoint,
+        ...(index ? { FLOOR_INDEX: 'session' } : {}),
+      };
+      const child = await startServer(label, 'bench/floor-server.ts', env, started);
       targets.push({ name, child, body, file, answered: 0 });
     }
-    for (const [name, body] of [
-      ['service', random],
-      ['service, ordered ids', ordered],
+    for (const [name, label, body] of [
+      ['service', 'floor-service', random],
+      ['service, ordered ids', 'floor-service-ordered', ordered],
     ] as const) {
-      const label = `service-${targets.length}`;
       targets.push({ name, child: await startService(label, join(dir, label), started), body, answered: 0 });
     }
 
-    console.log(`${connections} connections, ${seconds} s per leg, ${rounds} rounds, 1-event first visits`);
-    for (const t of targets) t.answered += (await load(t.child.port, t.body, connections, 2))['2xx']; // warm-up
+    const rev = revision();
+    console.log(
+      `service at ${rev}; ${connections} connections, ${seconds} s per leg, ${rounds} rounds, ` +
+        `1-event first visits; floor checkpointing: ${checkpoint}`,
+    );
     const legs: FloorLeg[] = [];
+    const drive = async (t: Target, s: number) => {
+      const result = await load(t.child.port, t.body, connections, s);
+      t.answered += result['2xx'];
+      if (gone(t.child))
+        throw new Error(`${t.child.name} stopped during its leg:\n${t.child.logTail.join('\n')}`);
+      return result;
+    };
+    for (const t of targets) await drive(t, WARMUP_SECONDS);
     for (let round = 1; round <= rounds; round++) {
-      for (const t of targets) {
+      const turn = (round - 1) % targets.length;
+      for (const t of [...targets.slice(turn), ...targets.slice(0, turn)]) {
         const cpu = cpuMeter(t.child.pid);
-        const result = await load(t.child.port, t.body, connections, seconds);
-        t.answered += result['2xx'];
+        const result = await drive(t, seconds);
         const leg: FloorLeg = {
           target: t.name,
           round,
           requestsPerSec: Math.round(result.requests.total / (result.duration || seconds)),
           p99Ms: result.latency.p99,
-          non2xx: result.non2xx + result.errors,
+          failed: result.non2xx + result.errors + result.timeouts,
           cpu: cpu.stop(result.requests.total),
         };
         legs.push(leg);
         const c = leg.cpu;
         console.log(
-          `round ${round}  ${t.name.padEnd(28)} ${String(leg.requestsPerSec).padStart(6)} req/s  p99 ${leg.p99Ms} ms  ` +
-            `non-2xx ${leg.non2xx}` +
+          `round ${round}  ${t.name.padEnd(28)} ${String(leg.requestsPerSec).padStart(6)} req/s  ` +
+            `p99 ${leg.p99Ms} ms  failed ${leg.failed}` +
             (c
               ? `  server ${c.serverUsPerRequest} µs/req, load ${c.loadUsPerRequest} µs/req, machine ${c.machineBusyPercent}%`
               : ''),
@@ -169,22 +199,29 @@ async function main(): Promise<number> {
       }
     }
 
+    // Rows stored without an answer: requests in flight when a leg stopped, one per connection and leg.
+    const inFlight = connections * (rounds + 1);
     const summary = targets.map((t) => {
       const mine = legs.filter((l) => l.target === t.name);
-      const ratios = mine.map(
-        (l) =>
-          l.requestsPerSec / legs.find((b) => b.target === 'bare' && b.round === l.round)!.requestsPerSec,
-      );
+      const bareOf = (round: number) => legs.find((b) => b.target === 'bare' && b.round === round)!;
+      const ratios = mine.map((l) => l.requestsPerSec / bareOf(l.round).requestsPerSec);
+      const cpu = mine.flatMap((l) => (l.cpu ? [l.cpu.serverUsPerRequest] : []));
       const stored = t.file ? storedRows(t.file) : undefined;
       return {
         target: t.name,
         requestsPerSec: Math.round(mean(mine.map((l) => l.requestsPerSec))),
-        ratio: Math.round(mean(ratios) * 100) / 100,
-        ratiosPerRound: ratios.map((r) => Math.round(r * 100) / 100),
+        ratio: round2(mean(ratios)),
+        ratiosPerRound: ratios.map(round2),
         p99Ms: Math.max(...mine.map((l) => l.p99Ms)),
-        serverUsPerRequest: Math.round(mean(mine.map((l) => l.cpu?.serverUsPerRequest ?? NaN))),
-        non2xx: mine.reduce((n, l) => n + l.non2xx, 0),
-        ...(stored === undefined ? {} : { answered: t.answered, stored }),
+        serverUsPerRequest: cpu.length ? Math.round(mean(cpu)) : null,
+        failed: mine.reduce((n, l) => n + l.failed, 0),
+        ...(stored === undefined
+          ? {}
+          : {
+              answered: t.answered,
+              stored,
+              storedOk: stored >= t.answered && stored - t.answered <= inFlight,
+            }),
       };
     });
     console.log('\ntarget                        req/s   ratio (per round)     p99   server µs/req  stored');
@@ -193,24 +230,34 @@ async function main(): Promise<number> {
         `${s.target.padEnd(28)} ${String(s.requestsPerSec).padStart(7)}   ${s.ratio.toFixed(2)} (${s.ratiosPerRound.join(', ')})`.padEnd(
           58,
         ) +
-          `${String(s.p99Ms).padStart(4)} ms ${String(s.serverUsPerRequest).padStart(10)}` +
-          (s.stored === undefined ? '' : `     ${s.stored} of ${s.answered} answered`),
+          `${String(s.p99Ms).padStart(4)} ms ${String(s.serverUsPerRequest ?? '-').padStart(10)}` +
+          (s.stored === undefined
+            ? ''
+            : `     ${s.stored} rows for ${s.answered} answers${s.storedOk ? '' : ' (WRONG)'}`),
       );
     }
-    const short = summary.filter((s) => s.stored !== undefined && s.stored < s.answered!);
-    writeFileSync(
-      join(RESULTS, 'floor-latest.json'),
-      JSON.stringify(
-        { date: new Date().toISOString(), connections, seconds, rounds, summary, legs },
-        null,
-        2,
-      ) + '\n',
-    );
-    console.log('\nbench/results/floor-latest.json written');
-    if (short.length) {
-      console.error(`stored fewer rows than answered: ${short.map((s) => s.target).join(', ')}`);
+    const wrong = [
+      ...summary
+        .filter((s) => s.storedOk === false)
+        .map((s) => `${s.target}: stored rows do not match its answers`),
+      ...summary.filter((s) => s.failed > 0).map((s) => `${s.target}: ${s.failed} requests failed`),
+    ];
+    if (wrong.length) {
+      console.error(`\n${wrong.join('\n')}\nbench/results/floor-latest.json not written`);
       return 1;
     }
+    const report = {
+      date: new Date().toISOString(),
+      revision: rev,
+      checkpoint,
+      connections,
+      seconds,
+      rounds,
+      summary,
+      legs,
+    };
+    writeFileSync(join(RESULTS, 'floor-latest.json'), JSON.stringify(report, null, 2) + '\n');
+    console.log('\nbench/results/floor-latest.json written');
     return 0;
   } finally {
     await Promise.all(started.map(stopChild));

@@ -2,7 +2,7 @@
  * The servers a benchmark drives, as child processes: start, wait until ready, stop. Each child's
  * output goes to `<logDir>/<name>.log`, and its last lines are kept for error messages.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -21,7 +21,7 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
@@ -100,4 +100,12 @@ export async function stopChild(child: Child): Promise<void> {
   const timer = setTimeout(() => child.proc.kill('SIGKILL'), 30_000);
   await child.exited;
   clearTimeout(timer);
+}
+
+/** The commit the service is built from, marked when src/ has uncommitted changes. */
+export function revision(): string {
+  const git = (...args: string[]) =>
+    spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
+  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
+  return git('status', '--porcelain', '--', 'src') ? `${commit} + uncommitted changes in src/` : commit;
 }

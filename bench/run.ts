@@ -5,7 +5,6 @@
  * ratio to the bare server, then checks through the read API that every acknowledged event is stored.
  * See bench/README.md.
  */
-import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -21,13 +20,14 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import * as prettier from 'prettier';
 import { cpuMeter, type LegCpu } from './cpu.js';
-import { postgresMarkdown, runPostgresBench, writePostgresReadme } from './postgres.js';
 import { load } from './load.js';
+import { postgresMarkdown, runPostgresBench, writePostgresReadme } from './postgres.js';
 import { manyEvents, oneEvent } from './payloads.js';
 import {
   freePort,
   HOST,
   printedReady,
+  revision,
   ROOT,
   spawnChild,
   stopChild,
@@ -498,13 +498,6 @@ async function soak(scenario: Scenario, child: Child, rate: number, minutes: num
 // Output
 
 /** The commit the service was built from, and whether src/ had uncommitted changes. */
-function revision(): string {
-  const git = (...args: string[]) =>
-    spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
-  const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
-  return git('status', '--porcelain', '--', 'src') ? `${commit} + uncommitted changes in src/` : commit;
-}
-
 function machine() {
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   return {
