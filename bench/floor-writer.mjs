@@ -14,12 +14,12 @@ const db = new Database(workerData.file);
 configureWriter(db, 'normal');
 db.exec('CREATE TABLE visits (seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL)');
 if (workerData.index) db.exec('CREATE UNIQUE INDEX visits_session ON visits (session_id)');
+// SQLite's own checkpointing: every 1,000 pages, in this thread.
 const autocheckpoint = () => db.pragma('wal_autocheckpoint = 1000');
+let checkpointer = null;
+if (workerData.checkpoint === 'sqlite') autocheckpoint();
 // As the service's writer: if the checkpointer thread stops, this connection checkpoints itself.
-const checkpointer =
-  workerData.checkpoint === 'sqlite'
-    ? (autocheckpoint(), null)
-    : new Checkpointer(workerData.file, WAL_LIMIT_BYTES, { onStopped: autocheckpoint });
+else checkpointer = new Checkpointer(workerData.file, WAL_LIMIT_BYTES, { onStopped: autocheckpoint });
 const insert = db.prepare('INSERT INTO visits (session_id, body) VALUES (?, ?)');
 const commit = db.transaction((rows) =>
   rows.map(([sessionId, body]) => insert.run(sessionId, body).lastInsertRowid),

@@ -19,21 +19,22 @@ import Database from 'better-sqlite3';
 import { timeOrderedId } from '../src/domain/ids.js';
 import { cpuMeter, type LegCpu } from './cpu.js';
 import { load } from './load.js';
+import { numberOption } from './options.js';
 import { oneEvent } from './payloads.js';
 import {
+  createSource,
   freePort,
-  HOST,
   printedReady,
   revision,
   ROOT,
+  serviceReady,
   spawnChild,
+  spawnService,
   stopChild,
-  waitUntil,
   type Child,
 } from './processes.js';
 
 const RESULTS = join(ROOT, 'bench', 'results');
-const TOKEN = 'bench-token';
 const SOURCE = 'bench-floor';
 const WARMUP_SECONDS = 2;
 
@@ -65,38 +66,21 @@ function options() {
       checkpoint: { type: 'string', default: 'service' },
     },
   });
-  const number = (name: string, raw: string | undefined) => {
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < 1) throw new Error(`--${name} must be a number >= 1`);
-    return n;
-  };
   if (values.checkpoint !== 'service' && values.checkpoint !== 'sqlite')
     throw new Error('--checkpoint must be service or sqlite');
   return {
-    seconds: number('duration', values.duration),
-    rounds: Math.round(number('rounds', values.rounds)),
-    connections: Math.round(number('connections', values.connections)),
+    seconds: numberOption('duration', values.duration, 1),
+    rounds: Math.round(numberOption('rounds', values.rounds, 1)),
+    connections: Math.round(numberOption('connections', values.connections, 1)),
     checkpoint: values.checkpoint,
   };
 }
 
 async function startService(name: string, dir: string, started: Child[]): Promise<Child> {
-  const child = spawnChild(
-    name,
-    ['dist/server.js'],
-    { TRACK_DATA_DIR: dir, TRACK_API_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
-    await freePort(),
-    RESULTS,
-  );
+  const child = await spawnService(name, { TRACK_DATA_DIR: dir }, RESULTS);
   started.push(child);
-  const base = `http://${HOST}:${child.port}`;
-  await waitUntil(child, async () => (await fetch(`${base}/health`)).status === 200);
-  const res = await fetch(`${base}/event-source`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: SOURCE, name: 'Benchmark floor' }),
-  });
-  if (res.status !== 200) throw new Error(`POST /event-source: ${res.status} ${await res.text()}`);
+  await serviceReady(child);
+  await createSource(child, SOURCE, 'Benchmark floor');
   return child;
 }
 

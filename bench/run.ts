@@ -21,6 +21,7 @@ import autocannon from 'autocannon';
 import * as prettier from 'prettier';
 import { cpuMeter, type LegCpu } from './cpu.js';
 import { load } from './load.js';
+import { numberOption } from './options.js';
 import { postgresMarkdown, runPostgresBench, writePostgresReadme } from './postgres.js';
 import { manyEvents, oneEvent } from './payloads.js';
 import {
@@ -29,16 +30,17 @@ import {
   printedReady,
   revision,
   ROOT,
+  serviceReady,
   spawnChild,
+  spawnService,
   stopChild,
-  waitUntil,
+  TOKEN,
   type Child,
 } from './processes.js';
 import { summarizeProfile, type ProfileSummary, type Window } from './profile.js';
 
 const RESULTS = join(ROOT, 'bench', 'results');
 const README = join(ROOT, 'README.md');
-const TOKEN = 'bench-token';
 const START_MARKER = '<!-- bench:start -->';
 const END_MARKER = '<!-- bench:end -->';
 const VALIDATION_TYPE = 'page-view';
@@ -83,21 +85,16 @@ function parseOptions() {
     console.log(HELP);
     process.exit(0);
   }
-  const number = (name: string, raw: string | undefined, min: number): number => {
-    const value = Number(raw);
-    if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
-    return value;
-  };
   return {
-    duration: number('duration', values.duration, 1),
-    rounds: Math.round(number('rounds', values.rounds, 1)),
-    warmup: number('warmup', values.warmup, 0),
+    duration: numberOption('duration', values.duration, 1),
+    rounds: Math.round(numberOption('rounds', values.rounds, 1)),
+    warmup: numberOption('warmup', values.warmup, 0),
     scenarios: values.scenario
       ?.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
-    connections: Math.round(number('connections', values.connections, 1)),
-    soakMinutes: values.soak === undefined ? 0 : number('soak', values.soak, 0.1),
+    connections: Math.round(numberOption('connections', values.connections, 1)),
+    soakMinutes: values.soak === undefined ? 0 : numberOption('soak', values.soak, 0.1),
     cpuProf: values['cpu-prof'],
     readme: !values['no-readme'],
     readmeOnly: values['readme-only'],
@@ -735,15 +732,14 @@ async function main(): Promise<number> {
   console.log(`note: ${NOTE}`);
 
   const dataDir = mkdtempSync(join(tmpdir(), 'collector-bench-'));
-  const [servicePort, barePort] = [await freePort(), await freePort()];
+  const barePort = await freePort();
   // Node writes one profile per thread, named CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile.
   const profileDir = join(RESULTS, `service-${stamp}-profiles`);
-  const service = spawnChild(
+  const service = await spawnService(
     'service',
-    [...(options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/server.js'],
-    { TRACK_DATA_DIR: dataDir, TRACK_API_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
-    servicePort,
+    { TRACK_DATA_DIR: dataDir },
     RESULTS,
+    options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
   const bare = spawnChild('bare', ['--import', 'tsx', 'bench/bare-server.ts'], {}, barePort, RESULTS);
   const children = [service, bare];
@@ -755,7 +751,7 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  const client = api(servicePort);
+  const client = api(service.port);
   const legs: Leg[] = [];
   const summaries: ScenarioSummary[] = [];
   const windows: Record<string, Window[]> = {};
@@ -773,10 +769,7 @@ async function main(): Promise<number> {
   let serviceMemory: Report['service'] | undefined;
 
   try {
-    await waitUntil(
-      service,
-      async () => (await fetch(`http://${HOST}:${servicePort}/health`)).status === 200,
-    );
+    await serviceReady(service);
     await printedReady(bare);
     const soakScenario = all[0]!;
     for (const s of new Set([...selected, ...(options.soakMinutes > 0 ? [soakScenario] : [])])) {
