@@ -1,11 +1,12 @@
 import type { Config } from './config.js';
-import type { CursorCodec } from './domain/paging.js';
-import type { KeyedLock } from './domain/keyed-lock.js';
-import type { Quarantine } from './domain/quarantine.js';
-import type { SourceRateLimiter } from './domain/rate-limit.js';
-import type { EventValidator } from './domain/validation/validator.js';
-import type { Metrics } from './metrics.js';
-import type { SourceCache } from './domain/sources.js';
+import { KeyedLock } from './domain/keyed-lock.js';
+import { timeOrderedId } from './domain/ids.js';
+import { Quarantine } from './domain/quarantine.js';
+import { SourceRateLimiter } from './domain/rate-limit.js';
+import { SourceCache } from './domain/sources.js';
+import { EventValidator } from './domain/validation/validator.js';
+import { CursorCodec } from './http/paging.js';
+import { Metrics } from './metrics.js';
 import type { Store } from './storage/store.js';
 
 /** Configuration with the API token resolved (src/token.ts), as the app needs it. */
@@ -29,4 +30,28 @@ export interface Services {
 
 export interface RouteOptions {
   services: Services;
+}
+
+/** The pipeline's parts over one opened store. */
+export function buildServices(config: AppConfig, store: Store): Services {
+  const clock = () => new Date();
+  const newId = () => timeOrderedId();
+  return {
+    config,
+    store,
+    sources: new SourceCache(store, config.sourceTtlSec),
+    locks: new KeyedLock(),
+    validator: new EventValidator(store, config.validatorTtlSec),
+    quarantine: new Quarantine(
+      store,
+      { maxAgeDays: config.rejectedMaxAgeDays, maxCount: config.rejectedMaxCount },
+      clock,
+      newId,
+    ),
+    limiter: new SourceRateLimiter(config.rateLimit),
+    observer: new Metrics(store),
+    cursors: new CursorCodec(config.apiToken),
+    clock,
+    newId,
+  };
 }

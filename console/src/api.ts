@@ -98,8 +98,8 @@ export type {
   RejectedRecord,
   SessionRecord,
   ValidationFailure,
-} from '../../src/domain/records.js';
-import type { EventRecord } from '../../src/domain/records.js';
+} from '../../src/model/records.js';
+import type { EventRecord } from '../../src/model/records.js';
 
 export interface EventPage {
   result: EventRecord[];

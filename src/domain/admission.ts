@@ -1,9 +1,9 @@
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine, RejectedInput } from './quarantine.js';
 import type { SourceRateLimiter } from './rate-limit.js';
-import type { EventSource } from './records.js';
+import type { EventSource } from '../model/records.js';
 import type { SourceCache } from './sources.js';
-import { ValidationRejected } from './validation/validator.js';
+import { ValidationFailed } from './errors.js';
 
 /**
  * The first step of /track and /collect: the request's source must exist, be enabled and be within
@@ -37,7 +37,7 @@ export async function refuse(
   eventCount: number,
   rejected: RejectedInput,
 ): Promise<never> {
-  if (error instanceof ValidationRejected) {
+  if (error instanceof ValidationFailed) {
     deps.observer.eventsRejected(eventCount, 'validation');
     await deps.quarantine?.record(rejected, error);
   }

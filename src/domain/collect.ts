@@ -1,5 +1,5 @@
 import type { Store } from '../storage/store.js';
-import type { EventRecord, JsonObject } from './records.js';
+import type { EventRecord, JsonObject } from '../model/records.js';
 import { admitSource, refuse } from './admission.js';
 import { commitWriteSet } from './commit.js';
 import type { PipelineObserver } from './observer.js';

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Store } from '../storage/store.js';
 import type { PipelineObserver } from './observer.js';
-import type { CommitResult, WriteSet } from './records.js';
+import type { CommitResult, WriteSet } from '../model/records.js';
 
 /** Hands a write set to the store and reports how long it took to become durable. */
 export async function commitWriteSet(

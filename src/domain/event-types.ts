@@ -1,12 +1,5 @@
-import type { EventTypeRecord, JsonObject } from './records.js';
-
-export interface EventTypeInput {
-  event_type: string;
-  name?: string;
-  description?: string;
-  tags?: string[];
-  validation?: { enabled?: boolean; json_schema?: Record<string, JsonObject> } | null;
-}
+import type { EventTypeInput } from '../model/payloads.js';
+import type { EventTypeRecord } from '../model/records.js';
 
 /** The stored record for an add-or-replace request (contract §5.1): saving replaces the whole record. */
 export function eventTypeFromInput(input: EventTypeInput): EventTypeRecord {

@@ -1,7 +1,7 @@
 import type { Store } from '../storage/store.js';
 import { deepMerge } from './merge.js';
-import type { JsonObject, ProfileRecord, SessionRecord, WriteSet } from './records.js';
-import { applyVisit, newProfile } from './records.js';
+import type { JsonObject, ProfileRecord, SessionRecord, WriteSet } from '../model/records.js';
+import { applyVisit, newProfile } from '../model/profiles.js';
 import type { Trace } from './trace.js';
 
 export interface IdentityInput {

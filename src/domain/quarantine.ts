@@ -1,6 +1,6 @@
 import type { Store } from '../storage/store.js';
-import type { RejectedRecord } from './records.js';
-import type { ValidationRejected } from './validation/validator.js';
+import type { RejectedRecord } from '../model/records.js';
+import type { ValidationFailed } from './errors.js';
 
 export interface QuarantineSettings {
   /** Records older than this many days are deleted. */
@@ -29,12 +29,12 @@ export class Quarantine {
     private readonly newId: () => string,
   ) {}
 
-  async record(input: RejectedInput, rejection: ValidationRejected): Promise<RejectedRecord> {
+  async record(input: RejectedInput, rejection: ValidationFailed): Promise<RejectedRecord> {
     const record: RejectedRecord = {
       id: this.newId(),
       time: this.clock().toISOString(),
       ...input,
-      detail: String(rejection.detail),
+      detail: rejection.message,
       errors: rejection.failures,
     };
     await this.store.putRejected(record);

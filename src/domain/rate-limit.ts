@@ -1,5 +1,5 @@
-import { errors } from '../errors.js';
-import type { EventSource } from './records.js';
+import { RateLimited } from './errors.js';
+import type { EventSource } from '../model/records.js';
 
 /**
  * Requests per second per event source, in this process (off by default). A source's own
@@ -23,6 +23,6 @@ export class SourceRateLimiter {
       window = { second, count: 0 };
       this.windows.set(source.id, window);
     }
-    if (++window.count > limit) throw errors.rateLimited(source.id, limit);
+    if (++window.count > limit) throw new RateLimited(source.id, limit);
   }
 }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { errors } from '../errors.js';
+import { SourceDisabled, UnknownSource } from './errors.js';
 import type { Store } from '../storage/store.js';
-import type { EventSource } from './records.js';
+import type { SourceInput } from '../model/payloads.js';
+import type { EventSource } from '../model/records.js';
 import { TtlCache } from './ttl-cache.js';
-
-export type SourceInput = Partial<EventSource>;
 
 /** The stored record for a create-or-replace request: defaults of contract §6 for what is absent. */
 export function sourceFromInput(input: SourceInput): EventSource {
@@ -34,8 +33,8 @@ export class SourceCache {
   /** The enabled source with this id, or the 401 the contract prescribes. */
   async require(id: string): Promise<EventSource> {
     const source = await this.cache.get(id);
-    if (!source) throw errors.unknownSource(id);
-    if (!source.enabled) throw errors.sourceDisabled();
+    if (!source) throw new UnknownSource(id);
+    if (!source.enabled) throw new SourceDisabled(id);
     return source;
   }
 

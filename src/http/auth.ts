@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { errors } from '../errors.js';
+import { errors } from './errors.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 

@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { DetailItem } from '../errors.js';
-import { errors, HttpError } from '../errors.js';
-import { StoreUnavailableError, WriteQueueFullError } from '../storage/store.js';
+import type { DetailItem } from './errors.js';
+import { errors, fromDomain, HttpError } from './errors.js';
 
 interface AjvError {
   keyword: string;
@@ -23,16 +22,15 @@ function detailOf(context: string, e: AjvError): DetailItem {
   return { loc, msg: e.message ?? 'is invalid', type: `value_error.${e.keyword}` };
 }
 
-/** Maps anything thrown while handling a request to the catalogue (contract §8). */
+/** Maps anything thrown while handling a request to the catalogue (docs/api.md#errors). */
 export function toHttpError(error: FastifyError, bodyLimit: number): HttpError {
-  if (error instanceof HttpError) return error;
+  const known = fromDomain(error);
+  if (known) return known;
   if (error.validation) {
     const context = error.validationContext ?? 'body';
     return errors.invalidMany((error.validation as unknown as AjvError[]).map((e) => detailOf(context, e)));
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errors.bodyTooLarge(bodyLimit);
-  if (error instanceof WriteQueueFullError) return errors.writeQueueFull();
-  if (error instanceof StoreUnavailableError) return errors.storeUnavailable();
   const status = error.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new HttpError(status, error.message);
   return errors.internal();

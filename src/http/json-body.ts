@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
+import { errors } from './errors.js';
 
 /**
  * One walk over a parsed body (iterative, so hostile nesting cannot exhaust the stack): is it nested

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { collect } from '../domain/collect.js';
-import type { JsonObject } from '../domain/records.js';
-import { collectResponse, errorResponses, eventType, idString } from '../http/schemas.js';
+import type { JsonObject } from '../model/records.js';
+import { eventType, idString } from '../model/payloads.js';
+import { collectResponse, errorResponses } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 export default async function collectRoutes(app: FastifyInstance, { services }: RouteOptions) {

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
-import { eventTypeFromInput, type EventTypeInput } from '../domain/event-types.js';
+import { errors } from '../http/errors.js';
+import { eventTypeFromInput } from '../domain/event-types.js';
 import { compileEventType } from '../domain/validation/compile.js';
-import { deletedOne, errorResponses, eventType, eventTypeInput, listOf } from '../http/schemas.js';
+import { eventType, eventTypeInput, type EventTypeInput } from '../model/payloads.js';
+import { deletedOne, errorResponses, listOf } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['validation schemas'];

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
-import type { SourceInput } from '../domain/sources.js';
+import { errors } from '../http/errors.js';
 import { sourceFromInput } from '../domain/sources.js';
-import { deletedOne, errorResponses, eventSourceInput, idParam, listOf } from '../http/schemas.js';
+import { eventSourceInput, type SourceInput } from '../model/payloads.js';
+import { deletedOne, errorResponses, idParam, listOf } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['event sources'];

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
-import { errorResponses } from '../http/schemas.js';
+import { errors } from '../http/errors.js';
+import { errorResponses } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 export default async function healthRoutes(app: FastifyInstance, { services }: RouteOptions) {

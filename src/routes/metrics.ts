@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { errorResponses } from '../http/schemas.js';
+import { errorResponses } from '../http/schemas/responses.js';
 import type { Metrics } from '../metrics.js';
 
 export default async function metricsRoutes(app: FastifyInstance, { metrics }: { metrics: Metrics }) {

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
-import { cursorPage } from '../domain/paging.js';
+import { errors } from '../http/errors.js';
+import { cursorPage } from '../http/paging.js';
 import type { EventFilter } from '../storage/store.js';
-import { errorResponses, eventType, idParam, idString } from '../http/schemas.js';
+import { eventType, idString } from '../model/payloads.js';
+import { errorResponses, idParam } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 interface EventsQuery {

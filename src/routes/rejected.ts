@@ -1,17 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
-import { cursorPage } from '../domain/paging.js';
+import { errors } from '../http/errors.js';
+import { cursorPage } from '../http/paging.js';
 import { collect } from '../domain/collect.js';
-import type { JsonObject } from '../domain/records.js';
-import { track, type TrackPayload } from '../domain/track.js';
-import {
-  collectResponse,
-  errorResponses,
-  eventType,
-  idParam,
-  idString,
-  trackResponse,
-} from '../http/schemas.js';
+import type { JsonObject } from '../model/records.js';
+import { track } from '../domain/track/track.js';
+import type { TrackPayload } from '../model/payloads.js';
+import { eventType, idString } from '../model/payloads.js';
+import { collectResponse, errorResponses, idParam, trackResponse } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['rejected events'];

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../errors.js';
-import type { TrackPayload } from '../domain/track.js';
-import { track } from '../domain/track.js';
-import { errorResponses, trackPayload, trackResponse } from '../http/schemas.js';
+import { errors } from '../http/errors.js';
+import type { TrackPayload } from '../model/payloads.js';
+import { track } from '../domain/track/track.js';
+import { trackPayload } from '../model/payloads.js';
+import { errorResponses, trackResponse } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 export default async function trackRoutes(app: FastifyInstance, { services }: RouteOptions) {

@@ -7,7 +7,7 @@ import type {
   RejectedRecord,
   StoredSession,
   WriteSet,
-} from '../domain/records.js';
+} from '../model/records.js';
 
 export interface EventFilter {
   profileId?: string;

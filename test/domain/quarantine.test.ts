@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { Quarantine } from '../../src/domain/quarantine.js';
-import { ValidationRejected } from '../../src/domain/validation/validator.js';
+import { ValidationFailed } from '../../src/domain/errors.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import { tempDir } from '../helpers.js';
 
-const rejection = new ValidationRejected([
+const rejection = new ValidationFailed([
   { event: 0, type: 't', target: 'event@properties', reason: 'must be object' },
 ]);
 const input = {

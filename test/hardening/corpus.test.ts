@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { CursorCodec } from '../../src/domain/paging.js';
+import { CursorCodec } from '../../src/http/paging.js';
 import { AUTH, startService, type Service } from '../helpers.js';
 import {
   answerOf,

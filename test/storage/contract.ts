@@ -12,8 +12,8 @@ import type {
   RejectedRecord,
   SessionRecord,
   WriteSet,
-} from '../../src/domain/records.js';
-import { newProfile } from '../../src/domain/records.js';
+} from '../../src/model/records.js';
+import { newProfile } from '../../src/model/profiles.js';
 import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
 
@@ -664,10 +664,8 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(read, record);
       assert.deepEqual(Object.keys(read!.validation.json_schema), targets);
       assert.deepEqual(Object.keys(read!), Object.keys(record));
-      assert.deepEqual(Object.keys(read!.validation.json_schema['event@...']!.properties as object), [
-        'z',
-        'a',
-      ]);
+      const whole = read!.validation.json_schema['event@...'] as { properties: object };
+      assert.deepEqual(Object.keys(whole.properties), ['z', 'a']);
       assert.equal((await store.getEventType('Purchase'))?.name, 'upper', 'event types match exactly');
       const listed = await store.listEventTypes();
       assert.deepEqual(

@@ -1,7 +1,7 @@
 /** Change notifications of the PostgreSQL store (LISTEN/NOTIFY), as caches of other processes use them. */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { EventSource, EventTypeRecord } from '../../src/domain/records.js';
+import type { EventSource, EventTypeRecord } from '../../src/model/records.js';
 import { PostgresStore, type PostgresOptions } from '../../src/storage/postgres/store.js';
 import type { StoreChange } from '../../src/storage/store.js';
 import { testSchema, usePostgres } from '../support/postgres.js';

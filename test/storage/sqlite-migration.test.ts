@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { newProfile } from '../../src/domain/records.js';
+import { newProfile } from '../../src/model/profiles.js';
 import { migrations } from '../../src/storage/sqlite/migrations.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import { tempDir } from '../helpers.js';

@@ -2,9 +2,8 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { RE2JS } from 're2js';
-import type { DetailItem } from '../../errors.js';
-import { errors } from '../../errors.js';
-import type { EventTypeRecord } from '../records.js';
+import { InvalidRecord, type FieldProblem } from '../errors.js';
+import type { EventTypeRecord } from '../../model/records.js';
 import { parseTarget, type Target } from './targets.js';
 
 // ajv-formats is CommonJS: its function is the default export's default under ESM interop.
@@ -87,13 +86,13 @@ function newAjv(schema: unknown): Ajv | string {
  * references outside the schema are 422s naming the key (contract §5.2); nothing is ever fetched.
  */
 export function compileEventType(record: EventTypeRecord): CompiledEventType {
-  const problems: DetailItem[] = [];
+  const problems: FieldProblem[] = [];
   const targets: CompiledTarget[] = [];
   for (const [key, schema] of Object.entries(record.validation.json_schema)) {
-    const loc = ['body', 'validation', 'json_schema', key];
+    const field = ['validation', 'json_schema', key];
     const target = parseTarget(key);
     if (typeof target === 'string') {
-      problems.push({ loc, msg: `invalid target \`${key}\`: ${target}`, type: 'value_error.target' });
+      problems.push({ field, msg: `invalid target \`${key}\`: ${target}`, type: 'value_error.target' });
       continue;
     }
     if (
@@ -101,7 +100,7 @@ export function compileEventType(record: EventTypeRecord): CompiledEventType {
       (schema === null || typeof schema !== 'object' || Array.isArray(schema))
     ) {
       problems.push({
-        loc,
+        field,
         msg: `schema of \`${key}\` must be a JSON Schema object`,
         type: 'value_error.schema',
       });
@@ -110,7 +109,7 @@ export function compileEventType(record: EventTypeRecord): CompiledEventType {
     const remote = findRemoteRef(schema);
     if (remote !== null) {
       problems.push({
-        loc,
+        field,
         msg: `schema of \`${key}\` references \`${remote}\` outside itself; remote references are not fetched`,
         type: 'value_error.schema.remote_ref',
       });
@@ -118,7 +117,7 @@ export function compileEventType(record: EventTypeRecord): CompiledEventType {
     }
     const ajv = newAjv(schema);
     if (typeof ajv === 'string') {
-      problems.push({ loc, msg: `schema of \`${key}\`: ${ajv}`, type: 'value_error.schema' });
+      problems.push({ field, msg: `schema of \`${key}\`: ${ajv}`, type: 'value_error.schema' });
       continue;
     }
     try {
@@ -128,10 +127,10 @@ export function compileEventType(record: EventTypeRecord): CompiledEventType {
       targets.push({ ...target, validate: ajv.compile(body) });
     } catch (error) {
       const reason = (error as Error).message.split('\n')[0];
-      problems.push({ loc, msg: `schema of \`${key}\` is invalid: ${reason}`, type: 'value_error.schema' });
+      problems.push({ field, msg: `schema of \`${key}\` is invalid: ${reason}`, type: 'value_error.schema' });
     }
   }
-  if (problems.length > 0) throw errors.invalidMany(problems);
+  if (problems.length > 0) throw new InvalidRecord(problems);
   return { record, targets };
 }
 

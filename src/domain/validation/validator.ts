@@ -1,6 +1,6 @@
-import { HttpError } from '../../errors.js';
 import type { Store } from '../../storage/store.js';
-import type { EventRecord, ProfileRecord, SessionRecord, ValidationFailure } from '../records.js';
+import type { EventRecord, ProfileRecord, SessionRecord, ValidationFailure } from '../../model/records.js';
+import { ValidationFailed } from '../errors.js';
 import { TtlCache } from '../ttl-cache.js';
 import { compileEventType, reasonOf, type CompiledEventType } from './compile.js';
 import { resolvePath, type TargetObject } from './targets.js';
@@ -11,14 +11,6 @@ export interface ValidationSubject {
   session: SessionRecord | null;
   /** Null for profile-less requests: profile@ targets are skipped. */
   profile: ProfileRecord | null;
-}
-
-/** The 406 of contract §5.3: `detail` is the first failure, `errors` every failing event and target. */
-export class ValidationRejected extends HttpError {
-  constructor(readonly failures: ValidationFailure[]) {
-    const first = failures[0]!;
-    super(406, `validation failed with error: ${first.target}: ${first.reason}`, {}, { errors: failures });
-  }
 }
 
 /**
@@ -41,7 +33,7 @@ export class EventValidator {
     return compiled && compiled.record.validation.enabled ? compiled : null;
   }
 
-  /** Checks every event; throws ValidationRejected listing every failure. Returns the types that had a schema. */
+  /** Checks every event; throws ValidationFailed listing every failure. Returns the types that had a schema. */
   async check(subject: ValidationSubject): Promise<Set<string>> {
     const schemas = new Map<string, CompiledEventType | null>();
     for (const event of subject.events) {
@@ -68,7 +60,7 @@ export class EventValidator {
         if (reason !== null) failures.push({ event: index, type: event.type, target: target.key, reason });
       }
     });
-    if (failures.length > 0) throw new ValidationRejected(failures);
+    if (failures.length > 0) throw new ValidationFailed(failures);
     return checked;
   }
 

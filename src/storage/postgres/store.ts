@@ -8,7 +8,7 @@ import type {
   RejectedRecord,
   StoredSession,
   WriteSet,
-} from '../../domain/records.js';
+} from '../../model/records.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import { ConfigError } from '../../config.js';
 import type {

@@ -1,5 +1,5 @@
-import type { ProfileRecord, WriteSet } from '../../domain/records.js';
-import { applyVisit } from '../../domain/records.js';
+import type { ProfileRecord, WriteSet } from '../../model/records.js';
+import { applyVisit } from '../../model/profiles.js';
 
 /**
  * jsonb cannot hold U+0000 or a lone surrogate. JSON.stringify writes both as `\u` escapes (and every

@@ -3,7 +3,7 @@
  * write set that share their insert time, source, session and profile.
  */
 import type Database from 'better-sqlite3';
-import type { EventRecord } from '../../domain/records.js';
+import type { EventRecord } from '../../model/records.js';
 import type { EventFilter, EventPosition } from '../store.js';
 
 type Statement = Database.Statement<unknown[], unknown>;

@@ -3,7 +3,7 @@
  * into column values and JSON text, so that the writer does SQLite work only and the message is a
  * few strings per record to copy.
  */
-import type { EventRecord, WriteSet } from '../../domain/records.js';
+import type { EventRecord, WriteSet } from '../../model/records.js';
 import type { ErrorShape } from './errors.js';
 
 // Tuples rather than objects: a message carries no property names, which makes it cheaper to copy.

@@ -11,7 +11,7 @@ import type {
   SessionRecord,
   StoredSession,
   WriteSet,
-} from '../../domain/records.js';
+} from '../../model/records.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';

@@ -4,8 +4,8 @@
  * session and profile reads of the tracking path.
  */
 import type Database from 'better-sqlite3';
-import type { ProfileRecord } from '../../domain/records.js';
-import { applyVisit } from '../../domain/records.js';
+import type { ProfileRecord } from '../../model/records.js';
+import { applyVisit } from '../../model/profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { migrations } from './migrations.js';
 import { errorShape } from './errors.js';

@@ -1,4 +1,7 @@
-/** The stored records of contract §6 and the write set a request hands to the store. */
+/**
+ * The stored records (docs/api.md#records) and the write set a request hands to the store: the
+ * vocabulary shared by the pipeline (src/domain) and the store adapters (src/storage).
+ */
 
 export type JsonObject = Record<string, unknown>;
 
@@ -82,35 +85,6 @@ export interface WriteSet {
 export type CommitResult =
   { ok: true; profile: ProfileRecord | null } | { ok: false; conflict: 'session' | 'profile' };
 
-/** Records a new visit on a profile (contract §3.4). Pure: returns a new record. */
-export function applyVisit(profile: ProfileRecord, at: string): ProfileRecord {
-  const visits = profile.stats.visits + 1;
-  return {
-    ...profile,
-    metadata: {
-      ...profile.metadata,
-      time: {
-        ...profile.metadata.time,
-        update: at,
-        visit: { last: profile.metadata.time.visit.current, current: at, count: visits },
-      },
-    },
-    stats: { ...profile.stats, visits },
-  };
-}
-
-export function newProfile(id: string, at: string): ProfileRecord {
-  return {
-    id,
-    metadata: { time: { insert: at, update: at, visit: { last: null, current: at, count: 1 } } },
-    stats: { visits: 1 },
-    traits: { public: {}, private: {} },
-    consents: {},
-    segments: [],
-    interests: {},
-  };
-}
-
 /** Metadata and validation schema of one event type (contract §5.1). */
 export interface EventTypeRecord {
   event_type: string;
@@ -120,7 +94,7 @@ export interface EventTypeRecord {
   validation: {
     enabled: boolean;
     /** Target expression (`event@properties`, …) → JSON Schema; key order is the check order. */
-    json_schema: Record<string, JsonObject>;
+    json_schema: Record<string, unknown>;
   };
 }
 

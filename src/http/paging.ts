@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { errors } from '../errors.js';
+import { errors } from './errors.js';
 import type { EventPosition } from '../storage/store.js';
 
 /**

@@ -1,0 +1,51 @@
+import { performance } from 'node:perf_hooks';
+import type { EventRecord } from '../../model/records.js';
+import type { Identity } from '../identity.js';
+import { deepMerge } from '../merge.js';
+import type { Trace } from '../trace.js';
+import type { TrackRequest } from './request.js';
+
+/**
+ * The event records of a request as they would be stored (docs/api.md#profile-and-session: each
+ * event's context is the request's context merged with its own), and which of them are saved.
+ */
+export function buildEvents(
+  request: TrackRequest,
+  identity: Identity,
+  now: string,
+  saveEvents: boolean,
+  newId: () => string,
+  trace: Trace,
+): { records: EventRecord[]; saved: EventRecord[] } {
+  const { payload, profileLess } = request;
+  const topContext = payload.context ?? {};
+  const records: EventRecord[] = [];
+  const saved: EventRecord[] = [];
+  for (const input of payload.events) {
+    const started = trace.enabled ? performance.now() : 0;
+    const record: EventRecord = {
+      id: newId(),
+      type: input.type,
+      properties: input.properties ?? {},
+      context: input.context ? deepMerge(topContext, input.context).value : topContext,
+      source: { id: payload.source.id },
+      session: { id: identity.session.id },
+      profile: identity.profile ? { id: identity.profile.id } : null,
+      metadata: { time: { insert: now }, ip: request.ip, status: 'collected', profile_less: profileLess },
+    };
+    records.push(record);
+    const skipped = !saveEvents
+      ? 'options.saveEvents is false'
+      : input.options?.save === false
+        ? 'options.save is false'
+        : undefined;
+    if (!skipped) saved.push(record);
+    if (trace.enabled) {
+      trace.event(
+        { id: record.id, type: record.type, saved: false, skipped, validation: 'no schema' },
+        started,
+      );
+    }
+  }
+  return { records, saved };
+}

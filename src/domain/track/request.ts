@@ -1,0 +1,49 @@
+import type { TrackPayload } from '../../model/payloads.js';
+import type { Store } from '../../storage/store.js';
+import type { KeyedLock } from '../keyed-lock.js';
+import type { PipelineObserver } from '../observer.js';
+import type { Quarantine } from '../quarantine.js';
+import type { SourceRateLimiter } from '../rate-limit.js';
+import type { SourceCache } from '../sources.js';
+import type { EventValidator } from '../validation/validator.js';
+
+/** One POST /track: the validated payload and what the HTTP layer knows of the request. */
+export interface TrackRequest {
+  payload: TrackPayload;
+  profileLess: boolean;
+  ip: string | null;
+}
+
+/** What the tracking pipeline works with, built once per app. */
+export interface TrackDeps {
+  store: Store;
+  sources: SourceCache;
+  locks: KeyedLock;
+  validator: EventValidator;
+  limiter: SourceRateLimiter;
+  observer: PipelineObserver;
+  /** Where requests refused by validation are kept; absent when replaying from it. */
+  quarantine?: Quarantine;
+  /** False when the service is configured to ignore `options.debugger`. */
+  debugAllowed: boolean;
+  clock: () => Date;
+  newId: () => string;
+}
+
+/** Tracker options with their defaults (docs/api.md#options). */
+export interface TrackOptions {
+  debugger: boolean;
+  profile: boolean;
+  saveSession: boolean;
+  saveEvents: boolean;
+}
+
+export function optionsOf(payload: TrackPayload): TrackOptions {
+  const o = payload.options ?? {};
+  return {
+    debugger: o.debugger ?? false,
+    profile: o.profile ?? false,
+    saveSession: o.saveSession ?? true,
+    saveEvents: o.saveEvents ?? true,
+  };
+}

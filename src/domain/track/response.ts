@@ -1,0 +1,72 @@
+import type { EventSource, JsonObject, ProfileRecord } from '../../model/records.js';
+import type { Trace } from '../trace.js';
+import type { Outcome } from './attempt.js';
+import type { TrackOptions, TrackRequest } from './request.js';
+
+interface Counted {
+  saved: number;
+  errors: string[];
+  ids: string[];
+  types: string[];
+}
+
+/** The answer of POST /track (docs/api.md#track-response). */
+export interface TrackResponse {
+  profile?: JsonObject;
+  session: { id: string };
+  source: { consent: boolean };
+  ux: unknown[];
+  response: JsonObject;
+  debugging?: {
+    session: Counted;
+    events: Counted;
+    profile: Counted;
+    execution: ReturnType<Trace['execution']>;
+    segmentation: { errors: string[]; ids: string[] };
+    logs: Trace['logs'];
+  };
+}
+
+/** The profile as a browser may see it: everything but `traits.private`. */
+function publicProfile(profile: ProfileRecord): JsonObject {
+  return { ...profile, traits: { public: profile.traits.public } };
+}
+
+function counted(saved: boolean, id: string | undefined): Counted {
+  return { saved: saved ? 1 : 0, errors: [], ids: saved && id ? [id] : [], types: [] };
+}
+
+export function respond(
+  request: TrackRequest,
+  source: EventSource,
+  options: TrackOptions,
+  outcome: Outcome,
+  trace: Trace,
+): TrackResponse {
+  const body: TrackResponse = {
+    session: { id: outcome.identity.session.id },
+    source: { consent: source.consent },
+    ux: [],
+    response: {},
+  };
+  if (!request.profileLess && outcome.profile) {
+    body.profile =
+      options.profile && source.returns_profile ? publicProfile(outcome.profile) : { id: outcome.profile.id };
+  }
+  if (trace.enabled) {
+    body.debugging = {
+      session: counted(outcome.sessionSaved, outcome.identity.session.id),
+      events: {
+        saved: outcome.events.length,
+        errors: [],
+        ids: outcome.events.map((e) => e.id),
+        types: [...new Set(outcome.events.map((e) => e.type))],
+      },
+      profile: counted(outcome.profileSaved, outcome.profile?.id),
+      execution: trace.execution(),
+      segmentation: { errors: [], ids: [] },
+      logs: trace.logs,
+    };
+  }
+  return body;
+}

@@ -1,0 +1,170 @@
+/** JSON Schemas of the stored records as the API returns them (docs/api.md#records). */
+
+export const anyObject = { type: 'object', additionalProperties: true } as const;
+
+export const ref = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const;
+
+const nullableRef = { type: ['object', 'null'], properties: { id: { type: 'string' } } } as const;
+
+const time = { type: 'string', format: 'date-time' } as const;
+
+const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
+
+export const eventSource = {
+  $id: 'EventSource',
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    type: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    enabled: { type: 'boolean' },
+    transitional: { type: 'boolean' },
+    consent: { type: 'boolean' },
+    returns_profile: { type: 'boolean' },
+    tags: { type: 'array', items: { type: 'string' } },
+    rate_limit: {
+      type: 'integer',
+      description: 'requests per second (per process); absent: TRACK_RATE_LIMIT',
+    },
+  },
+  required: [
+    'id',
+    'type',
+    'name',
+    'description',
+    'enabled',
+    'transitional',
+    'consent',
+    'returns_profile',
+    'tags',
+  ],
+} as const;
+
+export const eventRecord = {
+  $id: 'Event',
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    type: { type: 'string' },
+    properties: anyObject,
+    context: anyObject,
+    source: ref,
+    session: nullableRef,
+    profile: nullableRef,
+    metadata: {
+      type: 'object',
+      properties: {
+        time: { type: 'object', properties: { insert: time } },
+        ip: { type: ['string', 'null'] },
+        status: { type: 'string' },
+        profile_less: { type: 'boolean' },
+      },
+    },
+  },
+} as const;
+
+export const sessionRecord = {
+  $id: 'Session',
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    profile: nullableRef,
+    metadata: {
+      type: 'object',
+      properties: { time: { type: 'object', properties: { insert: time, update: time } } },
+    },
+    context: anyObject,
+    properties: anyObject,
+  },
+} as const;
+
+export const profileProperties = {
+  id: { type: 'string' },
+  metadata: {
+    type: 'object',
+    properties: {
+      time: {
+        type: 'object',
+        properties: {
+          insert: time,
+          update: time,
+          visit: {
+            type: 'object',
+            properties: { last: nullableTime, current: nullableTime, count: { type: 'integer' } },
+          },
+        },
+      },
+    },
+  },
+  stats: { type: 'object', properties: { visits: { type: 'integer' } }, additionalProperties: true },
+  traits: anyObject,
+  consents: anyObject,
+  segments: { type: 'array' },
+  interests: anyObject,
+} as const;
+
+export const profileRecord = { $id: 'Profile', type: 'object', properties: profileProperties } as const;
+
+export const eventTypeRecord = {
+  $id: 'EventType',
+  type: 'object',
+  properties: {
+    event_type: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    tags: { type: 'array', items: { type: 'string' } },
+    validation: {
+      type: 'object',
+      properties: {
+        enabled: { type: 'boolean' },
+        json_schema: { type: 'object', additionalProperties: true },
+      },
+    },
+  },
+} as const;
+
+export const validationFailure = {
+  type: 'object',
+  properties: {
+    event: { type: 'integer' },
+    type: { type: 'string' },
+    target: { type: 'string' },
+    reason: { type: 'string' },
+  },
+} as const;
+
+export const rejectedRecord = {
+  $id: 'Rejected',
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    time: { type: 'string', format: 'date-time' },
+    endpoint: { type: 'string', enum: ['track', 'collect'] },
+    source_id: { type: 'string' },
+    session_id: { type: ['string', 'null'] },
+    event_types: { type: 'array', items: { type: 'string' } },
+    detail: { type: 'string' },
+    errors: { type: 'array', items: validationFailure },
+    request: {
+      type: 'object',
+      description: 'what the endpoint received: the body, and the query/path values that shaped it',
+      properties: {
+        body: {},
+        profile_less: { type: 'boolean' },
+        event_type: { type: 'string' },
+        ip: { type: ['string', 'null'] },
+      },
+    },
+  },
+} as const;
+
+/** The record schemas, added to the app once and referenced by `$id` (`{ $ref: 'Event#' }`). */
+export const recordSchemas = [
+  eventSource,
+  eventRecord,
+  sessionRecord,
+  profileRecord,
+  eventTypeRecord,
+  rejectedRecord,
+];

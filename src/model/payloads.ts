@@ -1,0 +1,95 @@
+/**
+ * JSON Schemas of the request bodies, and the types derived from them: each field is declared once.
+ * The HTTP layer validates bodies with these schemas (422 naming the field); the pipeline receives
+ * the derived types. Reference: docs/api.md.
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+
+const nullableObject = { type: ['object', 'null'], additionalProperties: true } as const;
+
+export const idString = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
+export const eventType = { type: 'string', minLength: 1, maxLength: 255 } as const;
+
+const optionFlags = {
+  debugger: { type: 'boolean' },
+  profile: { type: 'boolean' },
+  saveSession: { type: 'boolean' },
+  saveEvents: { type: 'boolean' },
+} as const;
+
+export const trackPayload = {
+  type: 'object',
+  description:
+    'The tracker payload. Unknown fields are accepted and ignored; `null` optional objects count as absent.',
+  required: ['source', 'session', 'events'],
+  properties: {
+    source: { type: 'object', required: ['id'], properties: { id: idString } },
+    session: { type: 'object', required: ['id'], properties: { id: idString } },
+    profile: { type: ['object', 'null'], properties: { id: { type: ['string', 'null'], maxLength: 128 } } },
+    context: nullableObject,
+    properties: nullableObject,
+    options: { type: ['object', 'null'], properties: optionFlags },
+    events: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['type'],
+        properties: {
+          type: eventType,
+          properties: nullableObject,
+          context: nullableObject,
+          options: { type: ['object', 'null'], properties: { save: { type: 'boolean' } } },
+        },
+      },
+    },
+  },
+} as const;
+
+export const eventSourceInput = {
+  type: 'object',
+  description: 'An event source; absent fields take their defaults, a missing id is generated.',
+  properties: {
+    id: idString,
+    type: { type: 'string', minLength: 1, maxLength: 64 },
+    name: { type: 'string', maxLength: 255 },
+    description: { type: 'string', maxLength: 4096 },
+    enabled: { type: 'boolean' },
+    transitional: { type: 'boolean' },
+    consent: { type: 'boolean' },
+    returns_profile: { type: 'boolean' },
+    tags: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 255 } },
+    rate_limit: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      description: 'requests per second this source may send (per process); null: TRACK_RATE_LIMIT',
+    },
+  },
+} as const;
+
+const jsonSchemaMap = {
+  type: 'object',
+  description: 'Target expression (`event@properties`, `session@context.page`, `profile@...`) → JSON Schema',
+  additionalProperties: { description: 'a JSON Schema (object or boolean)' },
+} as const;
+
+export const eventTypeInput = {
+  type: 'object',
+  required: ['event_type'],
+  properties: {
+    event_type: eventType,
+    name: { type: 'string', maxLength: 255 },
+    description: { type: 'string', maxLength: 4096 },
+    tags: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 255 } },
+    validation: {
+      type: ['object', 'null'],
+      properties: { enabled: { type: 'boolean' }, json_schema: jsonSchemaMap },
+    },
+  },
+} as const;
+
+export type TrackPayload = FromSchema<typeof trackPayload>;
+export type EventInput = TrackPayload['events'][number];
+export type SourceInput = FromSchema<typeof eventSourceInput>;
+export type EventTypeInput = FromSchema<typeof eventTypeInput>;
