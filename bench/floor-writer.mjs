@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { Checkpointer } from '../dist/storage/sqlite/checkpointer.js';
-import { configureWriter, WAL_LIMIT_BYTES } from '../dist/storage/sqlite/writes.js';
+import { configureWriter, WAL_LIMIT_BYTES } from '../dist/storage/sqlite/connection.js';
 
 const db = new Database(workerData.file);
 configureWriter(db, 'normal');

@@ -18,8 +18,9 @@ import { timeOrderedId } from '../src/domain/ids.js';
 import type { EventRecord, WriteSet } from '../src/model/records.js';
 import { newProfile } from '../src/model/profiles.js';
 import { migrations } from '../src/storage/sqlite/migrations.js';
-import { toRow } from '../src/storage/sqlite/rows.js';
-import { configureWriter, migrate, prepareWrites } from '../src/storage/sqlite/writes.js';
+import { toRow } from '../src/storage/sqlite/write-set.js';
+import { configureWriter, migrate } from '../src/storage/sqlite/connection.js';
+import { prepareWrites } from '../src/storage/sqlite/writes.js';
 
 const context = {
   browser: {

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { MigrationsMissingError } from './storage/store.js';
 import { resolveApiToken } from './token.js';
 
 /** The only place that reads the environment, listens and handles signals. */
@@ -73,6 +74,10 @@ function supervise(config: Config): void {
 
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`configuration error: ${error.message}`);
-  else console.error(error);
+  else if (error instanceof MigrationsMissingError) {
+    console.error(
+      `configuration error: ${error.message} and TRACK_PG_MIGRATE=no: run \`npm run migrate\` with this DATABASE_URL first`,
+    );
+  } else console.error(error);
   process.exit(1);
 });

@@ -101,5 +101,15 @@ export interface Store {
   commit(writeSet: WriteSet): Promise<CommitResult>;
 }
 
-export class StoreUnavailableError extends Error {}
-export class WriteQueueFullError extends Error {}
+/** Every error a store raises on purpose (the adapters translate their drivers' errors to these). */
+export class StoreError extends Error {}
+/** The database cannot be reached or refuses to serve now: worth a retry later. */
+export class StoreUnavailableError extends StoreError {}
+/** Too many write sets are waiting for a commit. */
+export class WriteQueueFullError extends StoreError {}
+/** The database lacks schema migrations and the store was told not to apply them. */
+export class MigrationsMissingError extends StoreError {
+  constructor(readonly pending: number[]) {
+    super(`the database lacks migrations ${pending.join(', ')}`);
+  }
+}

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { clientConfig, translate, type ConnectionOptions } from './pool.js';
+import { clientConfig, type ConnectionOptions } from './connection.js';
+import { translate } from './errors.js';
 
 /**
  * Schema migrations of the PostgreSQL store, applied in order; the table `schema_migrations` records

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { StoreChange } from '../store.js';
-import { clientConfig, type ConnectionOptions } from './pool.js';
+import { clientConfig, type ConnectionOptions } from './connection.js';
 
 /**
  * Change notifications between the processes sharing one database (LISTEN/NOTIFY).

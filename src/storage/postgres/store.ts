@@ -9,8 +9,7 @@ import type {
   StoredSession,
   WriteSet,
 } from '../../model/records.js';
-import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
-import { ConfigError } from '../../config.js';
+import { GroupCommitter } from '../group-commit.js';
 import type {
   ErasedCounts,
   EventFilter,
@@ -19,19 +18,18 @@ import type {
   Store,
   StoreChange,
 } from '../store.js';
-import { StoreUnavailableError } from '../store.js';
+import { MigrationsMissingError, StoreUnavailableError } from '../store.js';
+import { createPool, inTransaction, type ConnectionOptions } from './connection.js';
+import { translate } from './errors.js';
 import { migrate, pendingMigrations } from './migrations.js';
-import { announcing, ChangeFeed } from './notify.js';
-import {
-  createPool,
-  inTransaction,
-  isConnectionLost,
-  isRetryable,
-  isUnavailable,
-  translate,
-  type ConnectionOptions,
-} from './pool.js';
-import { documentColumns as columns, planWriteSet, type WritePlan } from './write-set.js';
+import { ChangeFeed } from './notify.js';
+import { listEvents, listRejected } from './reads.js';
+import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
+import { documentColumns as columns } from './write-set.js';
+import { BatchWrites } from './writes.js';
+
+/** Longest a health check waits for the database. */
+const PING_TIMEOUT_MS = 2000;
 
 export interface PostgresOptions {
   /** `postgres://…` connection string. */
@@ -53,104 +51,6 @@ export interface PostgresOptions {
   statementTimeoutMs?: number;
 }
 
-/** Longest a health check waits for the database. */
-const PING_TIMEOUT_MS = 2000;
-/** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
-const RETRIES = 3;
-
-/**
- * PostgreSQL text cannot hold U+0000. In ids and other key values (never in documents, where JSON
- * escapes it) it stands as U+FFFD, the same way on writes and lookups, so such a value is stored and
- * found instead of failing the request.
- */
-function storable(value: unknown): unknown {
-  if (typeof value === 'string') return value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
-  if (Array.isArray(value)) return value.map(storable);
-  return value;
-}
-
-/** The driver error behind a StoreUnavailableError. */
-function causeOf(error: unknown): unknown {
-  return error instanceof StoreUnavailableError ? error.cause : error;
-}
-
-interface DocRow {
-  doc: unknown;
-  raw: unknown;
-}
-
-function docOf<T>(row: DocRow | undefined): T | null {
-  if (!row) return null;
-  return (row.doc ?? row.raw) as T;
-}
-
-const FILTER_COLUMNS: [keyof EventFilter, string][] = [
-  ['profileId', 'profile_id'],
-  ['sessionId', 'session_id'],
-  ['type', 'type'],
-  ['sourceId', 'source_id'],
-];
-
-/** Static statements, prepared once per connection (by name). */
-const SQL = {
-  putSource: {
-    name: 'put-source',
-    text: announcing(
-      'source',
-      'INSERT INTO sources (id, doc, raw) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, raw = excluded.raw',
-      'id',
-    ),
-  },
-  getSource: { name: 'get-source', text: 'SELECT doc, raw FROM sources WHERE id = $1' },
-  listSources: { name: 'list-sources', text: 'SELECT doc, raw FROM sources ORDER BY id' },
-  deleteSource: {
-    name: 'delete-source',
-    text: announcing('source', 'DELETE FROM sources WHERE id = $1', 'id'),
-  },
-  getSession: { name: 'get-session', text: 'SELECT doc, raw, version FROM sessions WHERE id = $1' },
-  getProfile: { name: 'get-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1' },
-  lockProfiles: {
-    name: 'lock-profiles',
-    text: 'SELECT id, doc, raw FROM profiles WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-  },
-  lockProfile: { name: 'lock-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1 FOR UPDATE' },
-  getEvent: { name: 'get-event', text: 'SELECT doc, raw FROM events WHERE id = $1' },
-  eraseSessionEvents: {
-    name: 'erase-session-events',
-    text: 'DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = $1)',
-  },
-  eraseProfileEvents: { name: 'erase-profile-events', text: 'DELETE FROM events WHERE profile_id = $1' },
-  eraseSessions: { name: 'erase-sessions', text: 'DELETE FROM sessions WHERE profile_id = $1' },
-  eraseProfile: { name: 'erase-profile', text: 'DELETE FROM profiles WHERE id = $1' },
-  putEventType: {
-    name: 'put-event-type',
-    text: announcing(
-      'event_type',
-      'INSERT INTO event_types (event_type, doc) VALUES ($1, $2) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
-      'event_type',
-    ),
-  },
-  getEventType: { name: 'get-event-type', text: 'SELECT doc FROM event_types WHERE event_type = $1' },
-  listEventTypes: { name: 'list-event-types', text: 'SELECT doc FROM event_types ORDER BY event_type' },
-  deleteEventType: {
-    name: 'delete-event-type',
-    text: announcing('event_type', 'DELETE FROM event_types WHERE event_type = $1', 'event_type'),
-  },
-  putRejected: {
-    name: 'put-rejected',
-    text: 'INSERT INTO rejected (id, time, source_id, event_types, doc, raw) VALUES ($1, $2, $3, $4, $5, $6)',
-  },
-  getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
-  deleteRejected: { name: 'delete-rejected', text: 'DELETE FROM rejected WHERE id = $1' },
-  pruneRejected: {
-    name: 'prune-rejected',
-    text: `DELETE FROM rejected WHERE time < $1
-      OR (time, id) <= (SELECT time, id FROM rejected ORDER BY time DESC, id DESC OFFSET $2 LIMIT 1)`,
-  },
-} as const;
-
-type Statement = { name: string; text: string };
-
 /**
  * The shared store: PostgreSQL through a connection pool. Writes go through group commit (one
  * transaction per batch, a savepoint per write set); several collector processes may share the
@@ -170,7 +70,8 @@ export class PostgresStore implements Store {
       connectTimeoutMs: options.connectTimeoutMs ?? 5000,
       statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
     };
-    this.committer = new GroupCommitter((items) => this.writeBatch(items), options.writeQueueLimit);
+    const writes = new BatchWrites((fn) => this.transaction(fn));
+    this.committer = new GroupCommitter((items) => writes.writeBatch(items), options.writeQueueLimit);
     this.changes = new ChangeFeed(this.connection);
   }
 
@@ -181,9 +82,7 @@ export class PostgresStore implements Store {
     } else {
       const pending = await pendingMigrations(this.connection);
       if (pending.length > 0) {
-        throw new ConfigError(
-          `the database lacks migrations ${pending.join(', ')} and TRACK_PG_MIGRATE=no: run \`npm run migrate\` with this DATABASE_URL first`,
-        );
+        throw new MigrationsMissingError(pending);
       }
     }
     this.pool = createPool({ ...this.connection, max: this.options.poolSize ?? 10 });
@@ -265,132 +164,6 @@ export class PostgresStore implements Store {
     return this.committer.depth;
   }
 
-  // ---- group commit ----
-
-  /**
-   * Writes a batch in one transaction, each write set in its own savepoint, so that a conflict or an
-   * error undoes that write set alone. The profiles the batch visits are locked first, in id order,
-   * so that batches of several processes cannot deadlock on them. A write set that loses a deadlock
-   * or serialization race on something else is retried alone after the batch; when the batch
-   * transaction itself fails for a reason other than an unreachable database, every write set is
-   * retried alone so that one bad write set cannot fail the others.
-   */
-  private async writeBatch(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
-    let outcomes: (ItemOutcome<CommitResult> | undefined)[];
-    try {
-      outcomes = (await this.batchTransaction(items)).map((o) =>
-        o.ok || !isRetryable(o.error) ? o : undefined,
-      );
-    } catch (error) {
-      if (isUnavailable(error) && !isRetryable(causeOf(error))) throw error;
-      outcomes = items.map(() => undefined);
-    }
-    for (let i = 0; i < items.length; i++) outcomes[i] ??= await this.writeAlone(items[i]!);
-    return outcomes.map((o) => (o!.ok ? o! : { ok: false, error: translate(o!.error) }));
-  }
-
-  /** One write set in a transaction of its own, tried again after a deadlock or serialization failure. */
-  private async writeAlone(ws: WriteSet): Promise<ItemOutcome<CommitResult>> {
-    for (let attempt = 1; ; attempt++) {
-      let outcome: ItemOutcome<CommitResult>;
-      try {
-        outcome = (await this.batchTransaction([ws]))[0]!;
-      } catch (error) {
-        outcome = { ok: false, error };
-      }
-      if (outcome.ok || attempt >= RETRIES || !isRetryable(causeOf(outcome.error))) return outcome;
-    }
-  }
-
-  private batchTransaction(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
-    return this.transaction(async (client) => {
-      const profiles = await this.lockVisitedProfiles(client, items);
-      const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
-      let next = 0;
-      while (next < items.length) next = await this.writeChunk(client, items, next, profiles, outcomes);
-      return outcomes;
-    });
-  }
-
-  /** Locks the stored profiles that the batch visits (in id order) and returns their documents. */
-  private async lockVisitedProfiles(
-    client: pg.PoolClient,
-    items: WriteSet[],
-  ): Promise<Map<string, ProfileRecord>> {
-    const ids = new Set<string>();
-    for (const ws of items) if (ws.profile?.op === 'visit') ids.add(ws.profile.id);
-    const profiles = new Map<string, ProfileRecord>();
-    if (ids.size === 0) return profiles;
-    const { rows } = await client.query<DocRow & { id: string }>({
-      ...SQL.lockProfiles,
-      values: [[...ids].map(storable)],
-    });
-    for (const row of rows) profiles.set(row.id, docOf<ProfileRecord>(row)!);
-    return profiles;
-  }
-
-  /**
-   * Writes the write sets from `start` on, each between SAVEPOINT and RELEASE, sending them all at
-   * once (the connection pipelines them: one round trip for the lot). The chunk stops before a write
-   * set whose profile an earlier one of the chunk creates or visits, since its visit must see that
-   * write set's outcome. When a statement fails, the server ignores what follows until ROLLBACK TO
-   * SAVEPOINT: that write set gets the error and the ones after it are sent again. `profiles` holds
-   * the current documents of the locked profiles and takes the changes of each write set kept.
-   * Returns the index of the first write set not done.
-   */
-  private async writeChunk(
-    client: pg.PoolClient,
-    items: WriteSet[],
-    start: number,
-    profiles: Map<string, ProfileRecord>,
-    outcomes: ItemOutcome<CommitResult>[],
-  ): Promise<number> {
-    const touched = new Set<string>();
-    const planned: { index: number; plan: Extract<WritePlan, { statement: unknown }> }[] = [];
-    let end = start;
-    for (; end < items.length; end++) {
-      const ws = items[end]!;
-      const profileId = ws.profile?.op === 'create' ? ws.profile.record.id : ws.profile?.id;
-      if (profileId !== undefined) {
-        if (touched.has(profileId)) break;
-        touched.add(profileId);
-      }
-      const plan = planWriteSet(ws, (id) => profiles.get(id) ?? null);
-      if ('conflict' in plan) outcomes[end] = { ok: true, value: { ok: false, conflict: plan.conflict } };
-      else planned.push({ index: end, plan });
-    }
-    const sent = planned.map(({ plan: { statement } }) =>
-      Promise.allSettled([
-        client.query('SAVEPOINT write_set'),
-        client.query<{ written: boolean }>({ ...statement, values: statement.values.map(storable) }),
-        client.query('RELEASE SAVEPOINT write_set'),
-      ]),
-    );
-    const results = await Promise.all(sent);
-    for (let k = 0; k < planned.length; k++) {
-      const { index, plan } = planned[k]!;
-      const [savepoint, write, release] = results[k]!;
-      const failed = [savepoint, write, release].find((step) => step.status === 'rejected');
-      if (failed) {
-        const error: unknown = failed.reason;
-        // Without the savepoint or the connection, the transaction cannot go on: the batch fails.
-        if (savepoint.status === 'rejected' || isConnectionLost(error)) throw error;
-        await client.query('ROLLBACK TO SAVEPOINT write_set');
-        outcomes[index] = { ok: false, error };
-        return index + 1;
-      }
-      if (write.status === 'fulfilled' && write.value.rows[0]?.written === true) {
-        if (plan.profile) profiles.set(plan.profile.id, plan.profile);
-        outcomes[index] = { ok: true, value: { ok: true, profile: plan.profile } };
-      } else {
-        outcomes[index] = { ok: true, value: { ok: false, conflict: 'session' } };
-      }
-    }
-    return end;
-  }
-
-  // ---- records ----
-
   async putSource(source: EventSource): Promise<void> {
     await this.query(SQL.putSource, [source.id, ...columns(source)]);
   }
@@ -420,36 +193,16 @@ export class PostgresStore implements Store {
     return docOf<EventRecord>((await this.query<DocRow>(SQL.getEvent, [id])).rows[0]);
   }
 
-  /** One page, newest first by (time column, id), of the documents matching `conditions`. */
-  private async page<T>(
-    table: string,
-    timeColumn: string,
-    conditions: [string, unknown][],
-    limit: number,
-    after: EventPosition | null,
-  ): Promise<T[]> {
-    const where: string[] = [];
-    const values: unknown[] = [];
-    for (const [sql, value] of conditions) {
-      values.push(value);
-      where.push(sql.replace('?', `$${values.length}`));
-    }
-    if (after) {
-      values.push(after.insert, after.id);
-      where.push(`(${timeColumn}, id) < ($${values.length - 1}::timestamptz, $${values.length})`);
-    }
-    values.push(limit);
-    const sql = `SELECT doc, raw FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${timeColumn} DESC, id DESC LIMIT $${values.length}`;
-    return (await this.query<DocRow>(sql, values)).rows.map((row) => docOf<T>(row)!);
+  listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
+    return listEvents((text, values) => this.query<DocRow>(text, values), filter, limit, after);
   }
 
-  listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
-    const conditions: [string, unknown][] = [];
-    for (const [key, column] of FILTER_COLUMNS) {
-      const value = filter[key];
-      if (value !== undefined) conditions.push([`${column} = ?`, value]);
-    }
-    return this.page<EventRecord>('events', 'insert_time', conditions, limit, after);
+  listRejected(
+    filter: RejectedFilter,
+    limit: number,
+    after: EventPosition | null,
+  ): Promise<RejectedRecord[]> {
+    return listRejected((text, values) => this.query<DocRow>(text, values), filter, limit, after);
   }
 
   async eraseProfile(id: string): Promise<ErasedCounts | null> {
@@ -496,17 +249,6 @@ export class PostgresStore implements Store {
 
   async getRejected(id: string): Promise<RejectedRecord | null> {
     return docOf<RejectedRecord>((await this.query<DocRow>(SQL.getRejected, [id])).rows[0]);
-  }
-
-  listRejected(
-    filter: RejectedFilter,
-    limit: number,
-    after: EventPosition | null,
-  ): Promise<RejectedRecord[]> {
-    const conditions: [string, unknown][] = [];
-    if (filter.sourceId !== undefined) conditions.push(['source_id = ?', filter.sourceId]);
-    if (filter.eventType !== undefined) conditions.push(['event_types @> ARRAY[?::text]', filter.eventType]);
-    return this.page<RejectedRecord>('rejected', 'time', conditions, limit, after);
   }
 
   async deleteRejected(id: string): Promise<boolean> {

@@ -15,9 +15,12 @@ import type {
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
-import { eventOfRun, pageOfRuns, runQueries } from './event-runs.js';
+import { parseDoc, parseDocs } from '../documents.js';
+import { pageQuery, rejectedConditions, type Dialect } from '../paging.js';
+import { eventOfRun, pageOfRuns, runQueries } from './reads.js';
+import { readStatements } from './statements.js';
 import { fromShape, translate } from './errors.js';
-import { toRow, type WriteRow } from './rows.js';
+import { toRow, type WriteRow } from './write-set.js';
 import type { WriteOp } from './writer-protocol.js';
 import { WriterThread } from './writer-thread.js';
 import type { WriteOps } from './writes.js';
@@ -29,6 +32,13 @@ export interface SqliteOptions {
 }
 
 type Statement = Database.Statement<unknown[], unknown>;
+
+const dialect: Dialect = {
+  param: () => '?',
+  docColumns: 'doc',
+  timeCast: '',
+  hasEventType: (param) => `EXISTS (SELECT 1 FROM json_each(rejected.event_types) WHERE value = ${param})`,
+};
 
 interface QueuedWrite {
   row: WriteRow;
@@ -43,7 +53,7 @@ interface QueuedWrite {
  */
 export class SqliteStore implements Store {
   private db!: Database.Database;
-  private stmt!: ReturnType<SqliteStore['prepare']>;
+  private stmt!: ReturnType<typeof readStatements>;
   private writer: WriterThread | null = null;
   private readonly listStatements = new Map<string, Statement>();
   private readonly committer: GroupCommitter<QueuedWrite, CommitResult>;
@@ -84,27 +94,12 @@ export class SqliteStore implements Store {
     try {
       this.db = new Database(this.file, { readonly: true });
       this.db.pragma('busy_timeout = 5000');
-      this.stmt = this.prepare();
+      this.stmt = readStatements(this.db);
     } catch (error) {
       await this.writer.close();
       this.writer = null;
       throw error;
     }
-  }
-
-  private prepare() {
-    const db = this.db;
-    return {
-      getSource: db.prepare('SELECT doc FROM sources WHERE id = ?').pluck(),
-      listSources: db.prepare('SELECT doc FROM sources ORDER BY id').pluck(),
-      getEventRun: db
-        .prepare('SELECT r.docs FROM event_ids i JOIN event_runs r ON r.run = i.run WHERE i.id = ?')
-        .pluck(),
-      ping: db.prepare('SELECT 1').pluck(),
-      getEventType: db.prepare('SELECT doc FROM event_types WHERE event_type = ?').pluck(),
-      listEventTypes: db.prepare('SELECT doc FROM event_types ORDER BY event_type').pluck(),
-      getRejected: db.prepare('SELECT doc FROM rejected WHERE id = ?').pluck(),
-    };
   }
 
   /** Runs an operation on the writer thread; a write resolves once it has committed. */
@@ -150,11 +145,11 @@ export class SqliteStore implements Store {
   }
 
   getSource(id: string): Promise<EventSource | null> {
-    return this.run(() => parse<EventSource>(this.stmt.getSource.get(id)));
+    return this.run(() => parseDoc<EventSource>(this.stmt.getSource.get(id)));
   }
 
   listSources(): Promise<EventSource[]> {
-    return this.run(() => (this.stmt.listSources.all() as string[]).map((d) => JSON.parse(d) as EventSource));
+    return this.run(() => parseDocs<EventSource>(this.stmt.listSources.all()));
   }
 
   deleteSource(id: string): Promise<boolean> {
@@ -167,7 +162,7 @@ export class SqliteStore implements Store {
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
-    return parse<ProfileRecord>(await this.profiles.submit(id));
+    return parseDoc<ProfileRecord>(await this.profiles.submit(id));
   }
 
   getEvent(id: string): Promise<EventRecord | null> {
@@ -181,26 +176,6 @@ export class SqliteStore implements Store {
       this.listStatements.set(sql, statement);
     }
     return statement;
-  }
-
-  /** One page, newest first by (time column, id), of the docs of `table` matching `conditions`. */
-  private page(
-    table: string,
-    timeColumn: string,
-    conditions: [string, unknown][],
-    limit: number,
-    after: EventPosition | null,
-  ): string[] {
-    const where = conditions.map(([sql]) => sql);
-    const params = conditions.map(([, value]) => value);
-    if (after) {
-      where.push(`(${timeColumn}, id) < (?, ?)`);
-      params.push(after.insert, after.id);
-    }
-    const sql = `SELECT doc FROM ${table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${timeColumn} DESC, id DESC LIMIT ?`;
-    return this.statement(sql)
-      .pluck()
-      .all(...params, limit) as string[];
   }
 
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
@@ -218,13 +193,11 @@ export class SqliteStore implements Store {
   }
 
   getEventType(eventType: string): Promise<EventTypeRecord | null> {
-    return this.run(() => parse<EventTypeRecord>(this.stmt.getEventType.get(eventType)));
+    return this.run(() => parseDoc<EventTypeRecord>(this.stmt.getEventType.get(eventType)));
   }
 
   listEventTypes(): Promise<EventTypeRecord[]> {
-    return this.run(() =>
-      (this.stmt.listEventTypes.all() as string[]).map((d) => JSON.parse(d) as EventTypeRecord),
-    );
+    return this.run(() => parseDocs<EventTypeRecord>(this.stmt.listEventTypes.all()));
   }
 
   deleteEventType(eventType: string): Promise<boolean> {
@@ -244,7 +217,7 @@ export class SqliteStore implements Store {
   }
 
   getRejected(id: string): Promise<RejectedRecord | null> {
-    return this.run(() => parse<RejectedRecord>(this.stmt.getRejected.get(id)));
+    return this.run(() => parseDoc<RejectedRecord>(this.stmt.getRejected.get(id)));
   }
 
   listRejected(
@@ -253,16 +226,18 @@ export class SqliteStore implements Store {
     after: EventPosition | null,
   ): Promise<RejectedRecord[]> {
     return this.run(() => {
-      const conditions: [string, unknown][] = [];
-      if (filter.sourceId !== undefined) conditions.push(['source_id = ?', filter.sourceId]);
-      if (filter.eventType !== undefined) {
-        conditions.push([
-          'EXISTS (SELECT 1 FROM json_each(rejected.event_types) WHERE value = ?)',
-          filter.eventType,
-        ]);
-      }
-      return this.page('rejected', 'time', conditions, limit, after).map(
-        (d) => JSON.parse(d) as RejectedRecord,
+      const { sql, params } = pageQuery(
+        dialect,
+        'rejected',
+        'time',
+        rejectedConditions(dialect, filter),
+        limit,
+        after,
+      );
+      return parseDocs<RejectedRecord>(
+        this.statement(sql)
+          .pluck()
+          .all(...params),
       );
     });
   }
@@ -285,8 +260,4 @@ function lookups<V>(read: (keys: string[]) => Promise<V[]>): GroupCommitter<stri
   const batch = async (keys: string[]) =>
     (await read(keys)).map((value): ItemOutcome<V> => ({ ok: true, value }));
   return new GroupCommitter(batch, Infinity, { maxInFlight: Infinity });
-}
-
-function parse<T>(doc: unknown): T | null {
-  return typeof doc === 'string' ? (JSON.parse(doc) as T) : null;
 }

@@ -10,7 +10,8 @@ import Database from 'better-sqlite3';
 import { Checkpointer } from './checkpointer.js';
 import { errorShape } from './errors.js';
 import type { WriterData, WriterReply, WriterRequest } from './writer-protocol.js';
-import { configureWriter, migrate, prepareWrites, WAL_LIMIT_BYTES, type WriteOps } from './writes.js';
+import { configureWriter, migrate, WAL_LIMIT_BYTES } from './connection.js';
+import { prepareWrites, type WriteOps } from './writes.js';
 
 const { file, sync } = workerData as WriterData;
 const port = parentPort!;

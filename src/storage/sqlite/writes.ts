@@ -1,107 +1,19 @@
 /**
  * Every write of the embedded store, run by the writer thread (writer.ts) on the one connection that
- * writes: migrations at open, group-commit batches of write sets, the management writes, and the
+ * writes: group-commit batches of write sets, the management writes, and the
  * session and profile reads of the tracking path.
  */
 import type Database from 'better-sqlite3';
 import type { ProfileRecord } from '../../model/records.js';
 import { applyVisit } from '../../model/profiles.js';
 import type { ErasedCounts } from '../store.js';
-import { migrations } from './migrations.js';
+import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
-import type { RowOutcome, WriteRow } from './rows.js';
-
-/** Log size past which the writer checkpoints itself (RESTART), when the checkpointer falls behind. */
-export const WAL_LIMIT_BYTES = 128 * 1024 * 1024;
-
-/** The settings of the one connection that writes (the writer thread's, and the write-path bench's). */
-export function configureWriter(db: Database.Database, sync: 'normal' | 'full'): void {
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('temp_store = MEMORY');
-  // The log is copied back into the database file by a thread of its own (checkpointer.ts), so that
-  // commits never wait for that copy and its fsync.
-  db.pragma('wal_autocheckpoint = 0');
-  // When the log starts again from its beginning, the file is cut back to this size only: keeping it
-  // at its working size lets the next round overwrite blocks the file system has already allocated.
-  // Cut back to 64 MB, every round allocated them again: 7-11% fewer 1-event requests/s in three
-  // alternating pairs of 15 s runs.
-  db.pragma(`journal_size_limit = ${4 * WAL_LIMIT_BYTES}`);
-}
-
-/** Applies the migrations the file lacks; `PRAGMA user_version` counts those applied. */
-export function migrate(db: Database.Database): void {
-  const applied = db.pragma('user_version', { simple: true }) as number;
-  for (let i = applied; i < migrations.length; i++) {
-    db.transaction(() => {
-      db.exec(migrations[i]!);
-      db.pragma(`user_version = ${i + 1}`);
-    })();
-  }
-}
+import type { RowOutcome, WriteRow } from './write-set.js';
 
 /** The write operations, by name: what the service's thread may ask the writer thread to do. */
 export function prepareWrites(db: Database.Database) {
-  const s = {
-    putSource: db.prepare(
-      'INSERT INTO sources (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc',
-    ),
-    deleteSource: db.prepare('DELETE FROM sources WHERE id = ?'),
-    // No RETURNING here: SQLite gathers returned rows in a temporary b-tree made and dropped per
-    // statement, 1-2 µs more per insert than reading the new row id (`seq` is the row id).
-    insertSession: db.prepare(
-      'INSERT INTO sessions (id, profile_id, version, doc) VALUES (?, ?, 1, ?) ON CONFLICT (id) DO NOTHING',
-    ),
-    // Answers the session's seq, or nothing when it wrote no row (a conflict). RETURNING costs an
-    // update no more than looking the seq up afterwards.
-    updateSession: db
-      .prepare(
-        'UPDATE sessions SET profile_id = ?, doc = ?, version = version + 1 WHERE id = ? AND version = ? RETURNING seq',
-      )
-      .pluck(),
-    getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
-    getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?').raw(),
-    insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
-    updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
-    sessionSeq: db.prepare('SELECT seq FROM sessions WHERE id = ?').pluck(),
-    // OR FAIL (for the run and, overriding theirs, the statements of its triggers): with the default
-    // ABORT, SQLite copies every page the statement changes into a statement journal, to undo this
-    // one statement alone if it fails. Nothing here needs that: a failure rolls back the whole
-    // transaction (see `commit`). Without the copies the write path takes 5-6% less CPU per first
-    // visit (36.6 against 38.8 µs, seven alternating runs of 300,000 visits).
-    insertRun: db.prepare(
-      'INSERT OR FAIL INTO event_runs (insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ),
-    eraseSessionEvents: db
-      .prepare(
-        'DELETE FROM event_runs WHERE session_seq IN (SELECT seq FROM sessions WHERE profile_id = ?) RETURNING json_array_length(ids)',
-      )
-      .pluck(),
-    eraseUnstoredSessionEvents: db
-      .prepare(
-        `DELETE FROM event_runs WHERE session_seq IS NULL AND session_id IS NOT NULL
-           AND session_id IN (SELECT id FROM sessions WHERE profile_id = ?) RETURNING json_array_length(ids)`,
-      )
-      .pluck(),
-    eraseProfileEvents: db
-      .prepare('DELETE FROM event_runs WHERE profile_id = ? RETURNING json_array_length(ids)')
-      .pluck(),
-    eraseSessions: db.prepare('DELETE FROM sessions WHERE profile_id = ?'),
-    eraseProfile: db.prepare('DELETE FROM profiles WHERE id = ?'),
-    putEventType: db.prepare(
-      'INSERT INTO event_types (event_type, doc) VALUES (?, ?) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
-    ),
-    deleteEventType: db.prepare('DELETE FROM event_types WHERE event_type = ?'),
-    putRejected: db.prepare(
-      'INSERT INTO rejected (id, time, source_id, event_types, doc) VALUES (?, ?, ?, ?, ?)',
-    ),
-    deleteRejected: db.prepare('DELETE FROM rejected WHERE id = ?'),
-    pruneRejectedAge: db.prepare('DELETE FROM rejected WHERE time < ?'),
-    pruneRejectedCount: db.prepare(
-      'DELETE FROM rejected WHERE id IN (SELECT id FROM rejected ORDER BY time DESC, id DESC LIMIT -1 OFFSET ?)',
-    ),
-  };
+  const s = writeStatements(db);
 
   /**
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before

@@ -1,0 +1,139 @@
+/**
+ * The batch-write engine of the PostgreSQL store: group commit of many requests' write sets in one
+ * transaction, each isolated in a savepoint, sent pipelined on one connection.
+ */
+import type pg from 'pg';
+import type { CommitResult, ProfileRecord, WriteSet } from '../../model/records.js';
+import type { ItemOutcome } from '../group-commit.js';
+import { causeOf, isConnectionLost, isRetryable, isUnavailable, translate } from './errors.js';
+import { docOf, SQL, storable, type DocRow } from './statements.js';
+import { planWriteSet, type WritePlan } from './write-set.js';
+
+/** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
+const RETRIES = 3;
+
+export class BatchWrites {
+  constructor(private readonly transaction: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>) {}
+
+  /**
+   * Writes a batch in one transaction, each write set in its own savepoint, so that a conflict or an
+   * error undoes that write set alone. The profiles the batch visits are locked first, in id order,
+   * so that batches of several processes cannot deadlock on them. A write set that loses a deadlock
+   * or serialization race on something else is retried alone after the batch; when the batch
+   * transaction itself fails for a reason other than an unreachable database, every write set is
+   * retried alone so that one bad write set cannot fail the others.
+   */
+  async writeBatch(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
+    let outcomes: (ItemOutcome<CommitResult> | undefined)[];
+    try {
+      outcomes = (await this.batchTransaction(items)).map((o) =>
+        o.ok || !isRetryable(o.error) ? o : undefined,
+      );
+    } catch (error) {
+      if (isUnavailable(error) && !isRetryable(causeOf(error))) throw error;
+      outcomes = items.map(() => undefined);
+    }
+    for (let i = 0; i < items.length; i++) outcomes[i] ??= await this.writeAlone(items[i]!);
+    return outcomes.map((o) => (o!.ok ? o! : { ok: false, error: translate(o!.error) }));
+  }
+
+  /** One write set in a transaction of its own, tried again after a deadlock or serialization failure. */
+  private async writeAlone(ws: WriteSet): Promise<ItemOutcome<CommitResult>> {
+    for (let attempt = 1; ; attempt++) {
+      let outcome: ItemOutcome<CommitResult>;
+      try {
+        outcome = (await this.batchTransaction([ws]))[0]!;
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      if (outcome.ok || attempt >= RETRIES || !isRetryable(causeOf(outcome.error))) return outcome;
+    }
+  }
+
+  private batchTransaction(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
+    return this.transaction(async (client) => {
+      const profiles = await this.lockVisitedProfiles(client, items);
+      const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
+      let next = 0;
+      while (next < items.length) next = await this.writeChunk(client, items, next, profiles, outcomes);
+      return outcomes;
+    });
+  }
+
+  /** Locks the stored profiles that the batch visits (in id order) and returns their documents. */
+  private async lockVisitedProfiles(
+    client: pg.PoolClient,
+    items: WriteSet[],
+  ): Promise<Map<string, ProfileRecord>> {
+    const ids = new Set<string>();
+    for (const ws of items) if (ws.profile?.op === 'visit') ids.add(ws.profile.id);
+    const profiles = new Map<string, ProfileRecord>();
+    if (ids.size === 0) return profiles;
+    const { rows } = await client.query<DocRow & { id: string }>({
+      ...SQL.lockProfiles,
+      values: [[...ids].map(storable)],
+    });
+    for (const row of rows) profiles.set(row.id, docOf<ProfileRecord>(row)!);
+    return profiles;
+  }
+
+  /**
+   * Writes the write sets from `start` on, each between SAVEPOINT and RELEASE, sending them all at
+   * once (the connection pipelines them: one round trip for the lot). The chunk stops before a write
+   * set whose profile an earlier one of the chunk creates or visits, since its visit must see that
+   * write set's outcome. When a statement fails, the server ignores what follows until ROLLBACK TO
+   * SAVEPOINT: that write set gets the error and the ones after it are sent again. `profiles` holds
+   * the current documents of the locked profiles and takes the changes of each write set kept.
+   * Returns the index of the first write set not done.
+   */
+  private async writeChunk(
+    client: pg.PoolClient,
+    items: WriteSet[],
+    start: number,
+    profiles: Map<string, ProfileRecord>,
+    outcomes: ItemOutcome<CommitResult>[],
+  ): Promise<number> {
+    const touched = new Set<string>();
+    const planned: { index: number; plan: Extract<WritePlan, { statement: unknown }> }[] = [];
+    let end = start;
+    for (; end < items.length; end++) {
+      const ws = items[end]!;
+      const profileId = ws.profile?.op === 'create' ? ws.profile.record.id : ws.profile?.id;
+      if (profileId !== undefined) {
+        if (touched.has(profileId)) break;
+        touched.add(profileId);
+      }
+      const plan = planWriteSet(ws, (id) => profiles.get(id) ?? null);
+      if ('conflict' in plan) outcomes[end] = { ok: true, value: { ok: false, conflict: plan.conflict } };
+      else planned.push({ index: end, plan });
+    }
+    const sent = planned.map(({ plan: { statement } }) =>
+      Promise.allSettled([
+        client.query('SAVEPOINT write_set'),
+        client.query<{ written: boolean }>({ ...statement, values: statement.values.map(storable) }),
+        client.query('RELEASE SAVEPOINT write_set'),
+      ]),
+    );
+    const results = await Promise.all(sent);
+    for (let k = 0; k < planned.length; k++) {
+      const { index, plan } = planned[k]!;
+      const [savepoint, write, release] = results[k]!;
+      const failed = [savepoint, write, release].find((step) => step.status === 'rejected');
+      if (failed) {
+        const error: unknown = failed.reason;
+        // Without the savepoint or the connection, the transaction cannot go on: the batch fails.
+        if (savepoint.status === 'rejected' || isConnectionLost(error)) throw error;
+        await client.query('ROLLBACK TO SAVEPOINT write_set');
+        outcomes[index] = { ok: false, error };
+        return index + 1;
+      }
+      if (write.status === 'fulfilled' && write.value.rows[0]?.written === true) {
+        if (plan.profile) profiles.set(plan.profile.id, plan.profile);
+        outcomes[index] = { ok: true, value: { ok: true, profile: plan.profile } };
+      } else {
+        outcomes[index] = { ok: true, value: { ok: false, conflict: 'session' } };
+      }
+    }
+    return end;
+  }
+}
