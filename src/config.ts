@@ -1,5 +1,5 @@
 /**
- * Typed configuration. `loadConfig` turns environment variables (contract §1) into a frozen object;
+ * Typed configuration. `loadConfig` turns environment variables (docs/api.md#settings) into a frozen object;
  * only `src/server.ts` calls it with `process.env`. Tests build a Config with `defaultConfig()`.
  */
 export interface Config {

@@ -88,8 +88,7 @@ export function query(params: Record<string, string | number | undefined>): stri
   return text ? `?${text}` : '';
 }
 
-// Records as the API returns them (contract §6).
-// The records are the service's own (contract §6): one definition, shared with the console.
+// The records are the service's own (docs/api.md#records): one definition, shared with the console.
 export type {
   EventRecord,
   EventSource as SourceRecord,

@@ -32,7 +32,7 @@ export interface CollectResponse {
   event: { id: string };
 }
 
-/** POST /collect/{event_type}/{source_id} (contract §4): one profile-less event, no session or profile. */
+/** POST /collect/{event_type}/{source_id} (docs/api.md#post-collect): one profile-less event, no session or profile. */
 export async function collect(deps: CollectDeps, request: CollectRequest): Promise<CollectResponse> {
   const source = await admitSource(deps, request.sourceId, 1);
   const event: EventRecord = {

@@ -1,7 +1,7 @@
 import type { EventTypeInput } from '../model/payloads.js';
 import type { EventTypeRecord } from '../model/records.js';
 
-/** The stored record for an add-or-replace request (contract §5.1): saving replaces the whole record. */
+/** The stored record for an add-or-replace request (docs/api.md#event-type): saving replaces the whole record. */
 export function eventTypeFromInput(input: EventTypeInput): EventTypeRecord {
   return {
     event_type: input.event_type,

@@ -29,7 +29,7 @@ function newSession(id: string, now: string): SessionRecord {
 }
 
 /**
- * Resolves the session and profile of a /track request (contract §3.4, §3.5) from what is stored.
+ * Resolves the session and profile of a /track request (docs/api.md#profile-and-session, #profile-less-requests) from what is stored.
  * Only reads; the returned write set parts carry the expectations the store checks at commit.
  */
 export async function resolveIdentity(store: Store, input: IdentityInput, trace: Trace): Promise<Identity> {

@@ -5,7 +5,7 @@ import type { SourceInput } from '../model/payloads.js';
 import type { EventSource } from '../model/records.js';
 import { TtlCache } from './ttl-cache.js';
 
-/** The stored record for a create-or-replace request: defaults of contract §6 for what is absent. */
+/** The stored record for a create-or-replace request: defaults of docs/api.md#records for what is absent. */
 export function sourceFromInput(input: SourceInput): EventSource {
   const record: EventSource = {
     id: input.id ?? randomUUID(),
@@ -22,7 +22,7 @@ export function sourceFromInput(input: SourceInput): EventSource {
   return record;
 }
 
-/** Event sources as the tracking endpoints see them: cached, with the 401s of contract §3.3. */
+/** Event sources as the tracking endpoints see them: cached, with the 401s of docs/api.md#source-rules. */
 export class SourceCache {
   private readonly cache: TtlCache<EventSource>;
 
@@ -30,7 +30,7 @@ export class SourceCache {
     this.cache = new TtlCache<EventSource>(ttlSec * 1000, (id) => store.getSource(id));
   }
 
-  /** The enabled source with this id, or the 401 the contract prescribes. */
+  /** The enabled source with this id, or the 401 of docs/api.md#source-rules. */
   async require(id: string): Promise<EventSource> {
     const source = await this.cache.get(id);
     if (!source) throw new UnknownSource(id);

@@ -24,7 +24,7 @@ export interface EventExecution {
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /**
- * What the pipeline did for one request, for the `debugging` object of contract §3.6. A disabled trace
+ * What the pipeline did for one request, for the `debugging` object of docs/api.md#debugging. A disabled trace
  * records nothing, so production requests pay nothing for it.
  */
 export class Trace {

@@ -4,7 +4,7 @@ import { errors } from './errors.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
-/** onRequest hook of the management API (contract §7): `Authorization: Bearer <token>`, constant time. */
+/** onRequest hook of the management API (docs/api.md#authentication): `Authorization: Bearer <token>`, constant time. */
 export function bearerAuth(token: string) {
   const expected = digest(token);
   return async (request: FastifyRequest) => {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 const ALLOWED_HEADERS = 'content-type, x-timestamp';
 
 /**
- * CORS for the public tracking endpoints only (contract §2): any origin, and preflight answers for
+ * CORS for the public tracking endpoints only (docs/api.md#conventions): any origin, and preflight answers for
  * the given paths. Registered inside the tracking plugin, so management routes send no CORS headers.
  */
 export function trackingCors(app: FastifyInstance, paths: string[]): void {

@@ -45,7 +45,7 @@ export function findNonFinite(value: unknown): (string | number)[] | null {
 }
 
 /**
- * Parses a JSON body with the rules of contract §2 into a value, or throws the catalogue error.
+ * Parses a JSON body with the rules of docs/api.md#json-bodies into a value, or throws the catalogue error.
  * V8's JSON.parse does not recurse, so a hostile nesting is parsed first and refused after.
  */
 export function parseJsonBody(text: string, maxDepth: number): unknown {

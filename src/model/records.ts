@@ -85,7 +85,7 @@ export interface WriteSet {
 export type CommitResult =
   { ok: true; profile: ProfileRecord | null } | { ok: false; conflict: 'session' | 'profile' };
 
-/** Metadata and validation schema of one event type (contract §5.1). */
+/** Metadata and validation schema of one event type (docs/api.md#event-type). */
 export interface EventTypeRecord {
   event_type: string;
   name: string;
@@ -98,7 +98,7 @@ export interface EventTypeRecord {
   };
 }
 
-/** One failing target of one event (contract §5.3). */
+/** One failing target of one event (docs/api.md#validation-failures). */
 export interface ValidationFailure {
   event: number;
   type: string;

@@ -7,7 +7,7 @@ import recordRoutes from './records.js';
 import metricsRoutes from './metrics.js';
 import rejectedRoutes from './rejected.js';
 
-/** Everything behind the management token (contract §7). */
+/** Everything behind the management token (docs/api.md#authentication). */
 export default async function managementRoutes(app: FastifyInstance, options: RouteOptions) {
   app.addHook('onRequest', bearerAuth(options.services.config.apiToken));
   // Documented as needing the token, so that "Try it out" in /docs sends it.

@@ -1,6 +1,6 @@
 /**
  * Checks the text of a validation-schema record as it is typed, before the service sees it: JSON
- * syntax, the record's shape, and each target key (contract §5.2). The service checks again on save
+ * syntax, the record's shape, and each target key (docs/api.md#targets). The service checks again on save
  * (it also compiles every JSON Schema) and its answer is shown too.
  */
 const TARGET = /^(event|session|profile)@(.+)$/;

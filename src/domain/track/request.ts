@@ -30,7 +30,7 @@ export interface TrackDeps {
   newId: () => string;
 }
 
-/** Tracker options with their defaults (docs/api.md#options). */
+/** Tracker options with their defaults (docs/api.md#track-options). */
 export interface TrackOptions {
   debugger: boolean;
   profile: boolean;

@@ -83,7 +83,7 @@ function newAjv(schema: unknown): Ajv | string {
 
 /**
  * Compiles every target of a record once. Malformed keys, invalid schemas, unsupported drafts and
- * references outside the schema are 422s naming the key (contract §5.2); nothing is ever fetched.
+ * references outside the schema are 422s naming the key (docs/api.md#targets); nothing is ever fetched.
  */
 export function compileEventType(record: EventTypeRecord): CompiledEventType {
   const problems: FieldProblem[] = [];
@@ -134,7 +134,7 @@ export function compileEventType(record: EventTypeRecord): CompiledEventType {
   return { record, targets };
 }
 
-/** One-line reason of contract §5.3 for the first Ajv error. */
+/** One-line reason of docs/api.md#validation-failures for the first Ajv error. */
 export function reasonOf(error: ErrorObject | undefined): string {
   if (!error) return 'is invalid';
   if (error.keyword === 'required') return `'${String(error.params.missingProperty)}' is a required property`;

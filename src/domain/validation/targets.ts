@@ -1,4 +1,4 @@
-/** Target expressions of validation schemas (contract §5.2): `<object>@<dotted.path>` or `<object>@...`. */
+/** Target expressions of validation schemas (docs/api.md#targets): `<object>@<dotted.path>` or `<object>@...`. */
 export type TargetObject = 'event' | 'session' | 'profile';
 
 export interface Target {

@@ -15,7 +15,7 @@ export interface ValidationSubject {
 
 /**
  * Validation schemas as the tracking endpoints apply them: compiled once when loaded, cached per event
- * type (a missing schema too) for at most EVENT_VALIDATOR_TTL seconds (contract §5.4).
+ * type (a missing schema too) for at most EVENT_VALIDATOR_TTL seconds (docs/api.md#schema-cache).
  */
 export class EventValidator {
   private readonly cache: TtlCache<CompiledEventType>;
