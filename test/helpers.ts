@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,9 @@ import { buildApp } from '../src/app.js';
 import { defaultConfig } from '../src/config.js';
 import type { AppConfig } from '../src/services.js';
 import type { Store } from '../src/storage/store.js';
+
+/** A JSON body as the tests read it. */
+export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export const TOKEN = 'test-token';
 export const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -81,4 +85,30 @@ export function payload(overrides: Record<string, unknown> = {}): Record<string,
     events: [{ type: 'page-view', properties: { path: '/' } }],
     ...overrides,
   };
+}
+
+/** Parses a response body, asserting the status first (with the body in the message). */
+export function expectStatus(res: LightMyRequestResponse, status: number, label = ''): Json {
+  const context = label ? `${label}: ` : '';
+  assert.equal(
+    res.statusCode,
+    status,
+    `${context}expected ${status}, got ${res.statusCode}: ${res.body.slice(0, 500)}`,
+  );
+  return res.body === '' ? {} : (res.json() as Json);
+}
+
+/** Every stored event matching the query, through all pages of GET /events. */
+export async function allEvents(service: Service, query: Record<string, string> = {}): Promise<Json[]> {
+  const events: Json[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < 10_000; pages++) {
+    const params = new URLSearchParams({ limit: '1000', ...query });
+    if (cursor) params.set('cursor', cursor);
+    const page = expectStatus(await service.get(`/events?${params}`), 200, 'GET /events');
+    events.push(...(page.result as Json[]));
+    cursor = page.next as string | null;
+    if (!cursor) return events;
+  }
+  throw new Error('too many pages');
 }

@@ -110,7 +110,7 @@ test('TRACK_WORKERS above 1 is refused with the embedded store (one writer)', as
   assert.match(output(), /configuration error: TRACK_WORKERS=2 needs the PostgreSQL store \(DATABASE_URL\)/);
 });
 
-test('settings are read from the environment with the defaults of the contract', () => {
+test('settings are read from the environment with the documented defaults', () => {
   const defaults = loadConfig({});
   assert.equal(defaults.port, 8686);
   assert.equal(defaults.host, '127.0.0.1');

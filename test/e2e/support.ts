@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { startService, type Service } from '../helpers.js';
+import { startService, type Json, type Service } from '../helpers.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -124,8 +124,7 @@ export async function eventually<T>(
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Json = Record<string, any>;
+export type { Json } from '../helpers.js';
 
 /** The management API of the running service, with the test token. */
 export async function read(running: Running, url: string): Promise<Json> {

@@ -1,4 +1,4 @@
-/** Bodies are read as JSON whatever their Content-Type (contract §2), even an empty or malformed one. */
+/** Bodies are read as JSON whatever their Content-Type (docs/api.md #conventions), even an empty or malformed one. */
 import { after, before, describe, test } from 'node:test';
 import { startService, type Service } from '../helpers.js';
 import { expectStatus, validPayload } from './support.js';

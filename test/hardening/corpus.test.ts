@@ -1,6 +1,6 @@
 /**
  * A corpus of malformed, oversized and hostile inputs sent through every public endpoint
- * (contract §2, §3, §4, §7, §8): each answers the 4xx the contract prescribes with a JSON `detail`,
+ * (docs/api.md #conventions, #post-track, #post-collect, #authentication, #errors): each answers the 4xx the reference prescribes with a JSON `detail`,
  * nothing is stored, and the service keeps answering. The worst inputs also go through a real
  * listening server, to be sure none of them brings the process down.
  */
@@ -29,11 +29,11 @@ interface Case {
   url: string;
   body?: string | Buffer;
   headers?: Record<string, string>;
-  /** The status the contract prescribes, or the acceptable ones where it leaves a choice. */
+  /** The status the reference prescribes, or the acceptable ones where it leaves a choice. */
   status: number | number[];
   /** A field path that some `detail` item must end with. */
   loc?: Loc;
-  /** The exact `detail` string, where the contract fixes it. */
+  /** The exact `detail` string, where the reference fixes it. */
   detail?: string;
 }
 
@@ -128,7 +128,7 @@ function bodyCases(): Case[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tracker payloads with one field of the wrong type or missing (contract §3.1, §3.2): 422 naming it.
+// Tracker payloads with one field of the wrong type or missing (docs/api.md #track-request, #track-options): 422 naming it.
 const NOT_OBJECTS: unknown[] = ['x', 1, true, []];
 const NOT_STRINGS: unknown[] = [1, true, {}, [], null];
 const NOT_BOOLEANS: unknown[] = ['true', 1, 0, null, {}, []];

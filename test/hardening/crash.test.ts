@@ -1,5 +1,5 @@
 /**
- * Durability under a crash (contract §3.6: "A 200 means every record the request saved is committed
+ * Durability under a crash (docs/api.md #track-response: "A 200 means every record the request saved is committed
  * to the store and survives a crash of the process right after the response").
  *
  * The service runs as a real process. Concurrent clients send /track requests with options.debugger

@@ -1,5 +1,5 @@
 /**
- * Property-based tests of POST /track and the other body-taking endpoints (contract §2, §3, §8),
+ * Property-based tests of POST /track and the other body-taking endpoints (docs/api.md #conventions, #post-track, #errors),
  * with fixed seeds so that every run is the same:
  * (a) structurally valid tracker payloads always answer 200 and store each event exactly once
  *     (or not at all with options.saveEvents false / an event's options.save false);
@@ -80,7 +80,7 @@ function build(g: Generated): Json {
   return roundTrip(body);
 }
 
-/** The events of a payload the contract says are stored (§3.1, §3.2). */
+/** The events of a payload the reference says are stored (docs/api.md#track-request, #track-options). */
 function expectedStored(body: Json): Json[] {
   if (body.options?.saveEvents === false) return [];
   return (body.events as Json[]).filter((e) => e.options?.save !== false);

@@ -1,4 +1,4 @@
-/** Requests refused by the HTTP parser itself (headers over 16 kB) still answer JSON with a `detail` (contract §8). */
+/** Requests refused by the HTTP parser itself (headers over 16 kB) still answer JSON with a `detail` (docs/api.md #errors). */
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { AUTH, startService, type Service } from '../helpers.js';

@@ -1,5 +1,5 @@
 /**
- * Prototype pollution and hostile strings (contract §2, §3, §6, §8).
+ * Prototype pollution and hostile strings (docs/api.md #conventions, #post-track, #records, #errors).
  * - `__proto__` and `constructor.prototype` keys anywhere in a body (sent as raw JSON text, since
  *   JSON.stringify drops `__proto__`) never reach a prototype, never act as fields or options, answer
  *   200 or 4xx (never 5xx), and are stored and read back as literal own keys.

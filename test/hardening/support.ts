@@ -2,9 +2,9 @@ import http from 'node:http';
 /** Shared helpers of the hardening tests (not a test file itself). */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import type { Service } from '../helpers.js';
+import { expectStatus, type Json, type Service } from '../helpers.js';
 
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export { allEvents, expectStatus, type Json } from '../helpers.js';
 
 export type Loc = (string | number)[];
 
@@ -20,7 +20,7 @@ export function answerOf(res: LightMyRequestResponse): Answer {
 }
 
 /**
- * Asserts an error answer of contract §8: one of the expected statuses, a JSON body with a `detail`
+ * Asserts an error answer of docs/api.md #errors: one of the expected statuses, a JSON body with a `detail`
  * that is a non-empty string or a non-empty list of {loc, msg, type}. With `loc`, some item of the
  * list must end with that field path. Returns the parsed body.
  */
@@ -59,16 +59,6 @@ export function assertError(answer: Answer, expected: number | number[], label: 
   return body;
 }
 
-/** Parses a response that must have the given status. */
-export function expectStatus(res: LightMyRequestResponse, status: number, label = ''): Json {
-  assert.equal(
-    res.statusCode,
-    status,
-    `${label} expected ${status}, got ${res.statusCode}: ${res.body.slice(0, 500)}`,
-  );
-  return res.body === '' ? {} : (res.json() as Json);
-}
-
 /** A valid tracker payload for the source `src-1` with its own session. */
 export function validPayload(sessionId: string, extra: Json = {}): Json {
   return {
@@ -84,21 +74,6 @@ export async function countEvents(service: Service, query = ''): Promise<number>
   const res = await service.get(`/events?limit=1000${query ? `&${query}` : ''}`);
   const body = expectStatus(res, 200, 'GET /events');
   return (body.result as Json[]).length;
-}
-
-/** Every stored event matching the query string, through all pages of GET /events. */
-export async function allEvents(service: Service, query: Record<string, string> = {}): Promise<Json[]> {
-  const events: Json[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 10_000; pages++) {
-    const params = new URLSearchParams({ limit: '1000', ...query });
-    if (cursor) params.set('cursor', cursor);
-    const page = expectStatus(await service.get(`/events?${params}`), 200, 'GET /events');
-    events.push(...(page.result as Json[]));
-    cursor = page.next as string | null;
-    if (!cursor) return events;
-  }
-  throw new Error('too many pages');
 }
 
 /** Snapshot of the own keys of the built-in prototypes, to detect pollution. */

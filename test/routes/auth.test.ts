@@ -1,4 +1,4 @@
-/** Management API authentication (contract §1 TRACK_API_TOKEN, §7). */
+/** Management API authentication (docs/api.md #settings TRACK_API_TOKEN, §7). */
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { expectStatus, type Json } from './support.js';
 
 type Method = 'GET' | 'POST' | 'DELETE';
 
-/** Every endpoint marked "token" in contract §2, with a body where it takes one. */
+/** Every endpoint marked "token" in docs/api.md #conventions, with a body where it takes one. */
 const TOKEN_ROUTES: [Method, string, unknown?][] = [
   ['POST', '/event/management', { event_type: 'purchase' }],
   ['GET', '/event/management'],

@@ -1,4 +1,4 @@
-/** JSON body rules of contract §2 and the error table of §8. */
+/** JSON body rules of docs/api.md #conventions and the error table of §8. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AUTH, payload, startService, type Service } from '../helpers.js';

@@ -1,4 +1,4 @@
-/** POST /collect/{event_type}/{source_id} (contract §4). */
+/** POST /collect/{event_type}/{source_id} (docs/api.md #post-collect). */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { startService, type Service } from '../helpers.js';

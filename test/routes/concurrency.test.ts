@@ -1,4 +1,4 @@
-/** Concurrent requests (contract §3.4): one session and one profile per new session id, exact visits. */
+/** Concurrent requests (docs/api.md #profile-and-session): one session and one profile per new session id, exact visits. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { payload, startService, type Service } from '../helpers.js';

@@ -1,4 +1,4 @@
-/** CORS (contract §2): the tracking endpoints answer any origin; the management API does not. */
+/** CORS (docs/api.md #conventions): the tracking endpoints answer any origin; the management API does not. */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-/** A 200 means committed (contract §3.6): what a request saved is in the store when it is answered. */
+/** A 200 means committed (docs/api.md #track-response): what a request saved is in the store when it is answered. */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

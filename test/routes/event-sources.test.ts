@@ -1,4 +1,4 @@
-/** Event source management (contract §2, §6). */
+/** Event source management (docs/api.md #conventions, #records). */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { startService, type Service } from '../helpers.js';

@@ -1,4 +1,4 @@
-/** Real client bodies (test/fixtures/tracker, copied from the shared fixtures) work unchanged (contract §3). */
+/** Real client bodies (test/fixtures/tracker, copied from the shared fixtures) work unchanged (docs/api.md #post-track). */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, test } from 'node:test';

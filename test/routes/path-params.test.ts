@@ -1,10 +1,10 @@
-/** Path parameters as long as the contract allows reach their routes; malformed URLs answer with a detail. */
+/** Path parameters as long as the reference allows reach their routes; malformed URLs answer with a detail. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { payload, startService, type Service } from '../helpers.js';
 import { allEvents, expectError, expectStatus, read } from './support.js';
 
-describe('path parameters as long as the contract allows', () => {
+describe('path parameters as long as the reference allows', () => {
   let service: Service;
   beforeEach(async () => {
     service = await startService();

@@ -51,7 +51,7 @@ test('the limiter counts per one-second window', () => {
   assert.doesNotThrow(() => new SourceRateLimiter(0).check(sourceFromInput({ id: 'unlimited' })));
 });
 
-test('a source without rate_limit has exactly the record of the contract', async (t) => {
+test('a source without rate_limit has exactly the documented record', async (t) => {
   const service = await startService();
   t.after(() => service.close());
   assert.deepEqual(Object.keys(await service.createSource()).sort(), [

@@ -1,4 +1,4 @@
-/** Stored records: reads, GET /events filters and cursor paging, DELETE /profile (contract §2, §6). */
+/** Stored records: reads, GET /events filters and cursor paging, DELETE /profile (docs/api.md #conventions, #records). */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { payload, startService, type Service } from '../helpers.js';

@@ -1,4 +1,4 @@
-/** An unreachable store gives 503 with Retry-After, never a 500 (contract §1 /health, §8). */
+/** An unreachable store gives 503 with Retry-After, never a 500 (docs/api.md #settings /health, §8). */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

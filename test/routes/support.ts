@@ -1,22 +1,12 @@
 /** Shared helpers of the HTTP route tests (not a test file itself). */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import type { Service } from '../helpers.js';
+import { expectStatus, type Json, type Service } from '../helpers.js';
 
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** Parses a response body, asserting the status first (with the body in the message). */
-export function expectStatus(res: LightMyRequestResponse, status: number): Json {
-  assert.equal(
-    res.statusCode,
-    status,
-    `expected ${status}, got ${res.statusCode}: ${res.body.slice(0, 500)}`,
-  );
-  return res.body === '' ? {} : (res.json() as Json);
-}
+export { allEvents, expectStatus, type Json } from '../helpers.js';
 
 /**
- * Asserts an error response of contract §8: the status, a JSON body with `detail` that is a string
+ * Asserts an error response of docs/api.md #errors: the status, a JSON body with `detail` that is a string
  * or a list of {loc, msg, type}. Returns the detail.
  */
 export function expectError(res: LightMyRequestResponse, status: number): string | Json[] {
@@ -64,21 +54,6 @@ export async function read(service: Service, url: string): Promise<Json> {
 /** Status of a management GET (for records that must be gone). */
 export async function statusOf(service: Service, url: string): Promise<number> {
   return (await service.get(url)).statusCode;
-}
-
-/** Every stored event matching the query, through all pages of GET /events. */
-export async function allEvents(service: Service, query: Record<string, string> = {}): Promise<Json[]> {
-  const events: Json[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 1000; pages++) {
-    const params = new URLSearchParams({ limit: '1000', ...query });
-    if (cursor) params.set('cursor', cursor);
-    const page = await read(service, `/events?${params}`);
-    events.push(...(page.result as Json[]));
-    cursor = page.next as string | null;
-    if (!cursor) return events;
-  }
-  throw new Error('too many pages');
 }
 
 /** A tracker payload with a fresh session and the given events (types). */

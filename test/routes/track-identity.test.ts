@@ -1,4 +1,4 @@
-/** POST /track: how the session and profile are resolved (contract §3.4, §3.5). */
+/** POST /track: how the session and profile are resolved (docs/api.md #profile-and-session, #profile-less-requests). */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { payload, startService, type Service } from '../helpers.js';

@@ -1,4 +1,4 @@
-/** POST /track options: saving, debugging and their validation (contract §3.1, §3.2, §3.6). */
+/** POST /track options: saving, debugging and their validation (docs/api.md #track-request, #track-options, #track-response). */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { payload, startService, type Service } from '../helpers.js';

@@ -1,4 +1,4 @@
-/** POST /track: request shape, source rules and response (contract §3.1, §3.3, §3.6, §6). */
+/** POST /track: request shape, source rules and response (docs/api.md #track-request, #source-rules, #track-response, #records). */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { payload, startService, type Service } from '../helpers.js';

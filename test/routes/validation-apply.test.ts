@@ -23,7 +23,7 @@ async function storedEvents(service: Service): Promise<Record<string, unknown>[]
   return (await service.get('/events?limit=1000')).json().result;
 }
 
-describe('validation applied to /track and /collect (contract §5.3)', () => {
+describe('validation applied to /track and /collect (docs/api.md #applying-schemas)', () => {
   let service: Service;
   beforeEach(async () => {
     service = await startService({ validatorTtlSec: 180 });

@@ -18,7 +18,7 @@ async function pair(ttlSec: number): Promise<[Service, Service]> {
   return [here, other];
 }
 
-describe('schema cache (contract §5.4)', () => {
+describe('schema cache (docs/api.md #schema-cache)', () => {
   test('a change made elsewhere is used once the TTL has passed, not before', async (t) => {
     const [here, other] = await pair(1);
     t.after(async () => Promise.all([here.close(), other.close()]));

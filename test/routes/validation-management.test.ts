@@ -19,7 +19,7 @@ const purchase = {
   },
 };
 
-describe('validation schema management (contract §2, §5.1, §5.2)', () => {
+describe('validation schema management (docs/api.md #conventions, #event-type, #targets)', () => {
   let service: Service;
   before(async () => {
     service = await startService();

@@ -1,5 +1,5 @@
 /**
- * Caches across two collector processes on one PostgreSQL database (contract §5.4, §3.3): a schema
+ * Caches across two collector processes on one PostgreSQL database (docs/api.md #schema-cache, #source-rules): a schema
  * or a source changed through one process reaches the other at once through LISTEN/NOTIFY, however
  * long the TTLs; without notifications (TRACK_PG_NOTIFY=no) the TTLs alone are the bound.
  */

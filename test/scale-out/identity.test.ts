@@ -1,5 +1,5 @@
 /**
- * Identity across two collector processes on one PostgreSQL database (contract §3.4): concurrent
+ * Identity across two collector processes on one PostgreSQL database (docs/api.md #profile-and-session): concurrent
  * first requests of one session resolve to one session and one profile; visits are all counted.
  */
 import assert from 'node:assert/strict';

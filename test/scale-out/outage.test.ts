@@ -1,5 +1,5 @@
 /**
- * A real collector process whose database goes away (contract §1, §8): /health answers 503 and
+ * A real collector process whose database goes away (docs/api.md #settings, #errors): /health answers 503 and
  * /track 503 with Retry-After, in bounded time, whether the server is stopped or silent; the
  * service recovers by itself, and forgets its cached schemas and sources since it may have missed
  * change notifications meanwhile.

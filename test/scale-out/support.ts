@@ -8,15 +8,14 @@ import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
-import { tempDir, TOKEN } from '../helpers.js';
+import { tempDir, TOKEN, type Json } from '../helpers.js';
 import { freePort, spawnServer, waitForHealth } from '../support/process.js';
 
 export { freePort, spawnServer, waitForHealth };
 
 export { TOKEN };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Json = Record<string, any>;
+export type { Json } from '../helpers.js';
 
 export interface Answer {
   status: number;

@@ -14,6 +14,7 @@ import type {
   WriteSet,
 } from '../../src/model/records.js';
 import { newProfile } from '../../src/model/profiles.js';
+import { sourceFromInput } from '../../src/domain/sources.js';
 import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
 
@@ -58,18 +59,7 @@ export function session(id: string, profileId: string | null, time = at(0)): Ses
 }
 
 function source(id: string, overrides: Partial<EventSource> = {}): EventSource {
-  return {
-    id,
-    type: 'rest',
-    name: `Source ${id}`,
-    description: '',
-    enabled: true,
-    transitional: false,
-    consent: false,
-    returns_profile: true,
-    tags: [],
-    ...overrides,
-  };
+  return { ...sourceFromInput({ id, name: `Source ${id}` }), ...overrides };
 }
 
 function rejected(id: string, time: string, overrides: Partial<RejectedRecord> = {}): RejectedRecord {

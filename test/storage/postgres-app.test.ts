@@ -4,14 +4,11 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { PostgresStore } from '../../src/storage/postgres/store.js';
-import { payload, startService } from '../helpers.js';
+import { payload, startService, type Json } from '../helpers.js';
 import { testSchema, usePostgres } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 usePostgres();
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
 
 /** Bodies recorded from Tracardi's browser tracker and Python SDK. */
 const fixture = (name: string): Json =>

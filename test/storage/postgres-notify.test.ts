@@ -2,34 +2,17 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { EventSource, EventTypeRecord } from '../../src/model/records.js';
-import { PostgresStore, type PostgresOptions } from '../../src/storage/postgres/store.js';
+import { sourceFromInput } from '../../src/domain/sources.js';
+import { PostgresStore } from '../../src/storage/postgres/store.js';
 import type { StoreChange } from '../../src/storage/store.js';
-import { testSchema, usePostgres } from '../support/postgres.js';
+import { testSchema, usePostgres, openedStore } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 usePostgres();
 
-async function opened(
-  t: TestContext,
-  url: string,
-  options: Partial<PostgresOptions> = {},
-): Promise<PostgresStore> {
-  const store = new PostgresStore({ url, writeQueueLimit: 1000, ...options });
-  await store.open();
-  t.after(() => store.close());
-  return store;
-}
-
 const source = (id: string, enabled = true): EventSource => ({
-  id,
-  type: 'rest',
-  name: id,
-  description: '',
+  ...sourceFromInput({ id, name: id }),
   enabled,
-  transitional: false,
-  consent: false,
-  returns_profile: true,
-  tags: [],
 });
 
 const eventType = (type: string): EventTypeRecord => ({
@@ -67,8 +50,8 @@ async function watching(t: TestContext, store: PostgresStore): Promise<StoreChan
 
 test('changes of sources and event types made by another store arrive with their ids; other schemas are ignored', async (t) => {
   const url = await testSchema();
-  const [a, b] = [await opened(t, url), await opened(t, url)];
-  const elsewhere = await opened(t, await testSchema());
+  const [a, b] = [await openedStore(t, url), await openedStore(t, url)];
+  const elsewhere = await openedStore(t, await testSchema());
   const changes = await watching(t, b);
 
   await elsewhere.putSource(source('other-schema'));
@@ -98,7 +81,7 @@ test('changes of sources and event types made by another store arrive with their
 
 test('ids that cannot be told apart after storage (U+0000) announce the whole kind', async (t) => {
   const url = await testSchema();
-  const a = await opened(t, url);
+  const a = await openedStore(t, url);
   const changes = await watching(t, a);
   await a.putSource(source('nul\u0000id'));
   await a.putEventType(eventType('type\u0000x'));
@@ -109,7 +92,7 @@ test('ids that cannot be told apart after storage (U+0000) announce the whole ki
 
 test('a failed write announces nothing', async (t) => {
   const url = await testSchema();
-  const a = await opened(t, url);
+  const a = await openedStore(t, url);
   const changes = await watching(t, a);
   // No event_type: the primary key refuses NULL and the statement fails as a whole.
   await assert.rejects(a.putEventType({ ...eventType('x'), event_type: undefined as unknown as string }));
@@ -122,8 +105,8 @@ test('a lost LISTEN connection comes back by itself and reports that anything ma
   const direct = await testSchema();
   const { proxy, url } = await TcpProxy.in(direct);
   t.after(() => proxy.close());
-  const writer = await opened(t, direct);
-  const reader = await opened(t, url, { connectTimeoutMs: 1000 });
+  const writer = await openedStore(t, direct);
+  const reader = await openedStore(t, url, { connectTimeoutMs: 1000 });
   const changes = await watching(t, reader);
 
   await proxy.down();
@@ -141,12 +124,12 @@ test('a lost LISTEN connection comes back by itself and reports that anything ma
 
 test('unsubscribing, closing, or listen: false deliver nothing', async (t) => {
   const url = await testSchema();
-  const writer = await opened(t, url);
-  const quiet = await opened(t, url, { listen: false });
+  const writer = await openedStore(t, url);
+  const quiet = await openedStore(t, url, { listen: false });
   const heard: StoreChange[] = [];
   quiet.watchChanges((change) => heard.push(change));
 
-  const gone = await opened(t, url);
+  const gone = await openedStore(t, url);
   const goneChanges: StoreChange[] = [];
   const unsubscribe = gone.watchChanges((change) => goneChanges.push(change));
   await until(() => gone.listening, 'the LISTEN connection');
@@ -163,7 +146,7 @@ test('unsubscribing, closing, or listen: false deliver nothing', async (t) => {
   closedChanges.length = 0;
 
   // A store that listens, to know when the announcement has been delivered.
-  const witness = await watching(t, await opened(t, url));
+  const witness = await watching(t, await openedStore(t, url));
   await writer.putSource(source('s'));
   await until(() => witness.length >= 1, 'the witness');
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { describe, test, type TestContext } from 'node:test';
+import { describe, test } from 'node:test';
 import pg from 'pg';
+import { sourceFromInput } from '../../src/domain/sources.js';
 import type { CommitResult } from '../../src/model/records.js';
 import { newProfile } from '../../src/model/profiles.js';
 import { migrate, migrations } from '../../src/storage/postgres/migrations.js';
 import { isUnavailable, translate } from '../../src/storage/postgres/errors.js';
-import { PostgresStore, type PostgresOptions } from '../../src/storage/postgres/store.js';
+import { PostgresStore } from '../../src/storage/postgres/store.js';
 import { MigrationsMissingError, StoreUnavailableError } from '../../src/storage/store.js';
-import { testSchema, usePostgres } from '../support/postgres.js';
+import { testSchema, usePostgres, openedStore } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { at, event, session, storeContract } from './contract.js';
 
@@ -20,17 +21,6 @@ storeContract('postgres', async ({ writeQueueLimit }) => {
   const make = () => new PostgresStore({ url, writeQueueLimit });
   return { store: make(), again: make };
 });
-
-async function opened(
-  t: TestContext,
-  url: string,
-  options: Partial<PostgresOptions> = {},
-): Promise<PostgresStore> {
-  const store = new PostgresStore({ url, writeQueueLimit: 10_000, ...options });
-  await store.open();
-  t.after(() => store.close());
-  return store;
-}
 
 async function sql<R extends pg.QueryResultRow>(
   url: string,
@@ -57,7 +47,7 @@ async function rejectsUnavailable(promise: Promise<unknown>, what: string): Prom
 describe('postgres: several processes on one database', () => {
   test('visits from two stores are all counted; a new session is inserted once', async (t) => {
     const url = await testSchema();
-    const [a, b] = [await opened(t, url), await opened(t, url)];
+    const [a, b] = [await openedStore(t, url), await openedStore(t, url)];
     committed(await a.commit({ profile: { op: 'create', record: newProfile('p', at(0)) }, events: [] }));
     const results = await Promise.all(
       Array.from({ length: 60 }, (_, i) =>
@@ -89,7 +79,7 @@ describe('postgres: several processes on one database', () => {
 
   test('batches that visit the same profiles in opposite orders do not fail', async (t) => {
     const url = await testSchema();
-    const [a, b] = [await opened(t, url), await opened(t, url)];
+    const [a, b] = [await openedStore(t, url), await openedStore(t, url)];
     const ids = ['p1', 'p2', 'p3', 'p4'];
     for (const id of ids) {
       committed(await a.commit({ profile: { op: 'create', record: newProfile(id, at(0)) }, events: [] }));
@@ -189,7 +179,7 @@ describe('postgres: npm run migrate', () => {
 describe('postgres: storage forms and indexes', () => {
   test('documents are jsonb, except those jsonb cannot hold; event types are json text', async (t) => {
     const url = await testSchema();
-    const store = await opened(t, url);
+    const store = await openedStore(t, url);
     committed(
       await store.commit({ events: [event('plain'), event('nul', { properties: { s: 'a\u0000' } })] }),
     );
@@ -214,7 +204,7 @@ describe('postgres: storage forms and indexes', () => {
 
   test('every read path is served by an index, in page order without a sort', async (t) => {
     const url = await testSchema();
-    await opened(t, url);
+    await openedStore(t, url);
     const client = new pg.Client(url);
     await client.connect();
     t.after(() => client.end());
@@ -284,7 +274,7 @@ describe('postgres: an unreachable database', () => {
   test('a stopped server: ping is false, reads and commits fail fast, the pool recovers by itself', async (t) => {
     const { proxy, url } = await TcpProxy.in(await testSchema());
     t.after(() => proxy.close());
-    const store = await opened(t, url, { connectTimeoutMs: 1000 });
+    const store = await openedStore(t, url, { connectTimeoutMs: 1000 });
     committed(await store.commit({ events: [event('before')] }));
     assert.notEqual(await store.getEvent('before'), null);
 
@@ -308,7 +298,7 @@ describe('postgres: an unreachable database', () => {
   test('a server that never answers: ping is false within about 2 s, nothing hangs', async (t) => {
     const { proxy, url } = await TcpProxy.in(await testSchema());
     t.after(() => proxy.close());
-    const store = await opened(t, url, { connectTimeoutMs: 1500 });
+    const store = await openedStore(t, url, { connectTimeoutMs: 1500 });
     assert.equal(await store.ping(), true);
 
     await proxy.blackhole();
@@ -329,7 +319,7 @@ describe('postgres: an unreachable database', () => {
 
   test('connections ended by the server (admin shutdown) are replaced', async (t) => {
     const url = await testSchema();
-    const store = await opened(t, url);
+    const store = await openedStore(t, url);
     // Several connections in the pool.
     await Promise.all(Array.from({ length: 5 }, (_, i) => store.getEvent(`x${i}`)));
     const ended = await sql<{ ok: boolean }>(
@@ -353,7 +343,7 @@ describe('postgres: an unreachable database', () => {
     await store.close();
 
     await proxy.up();
-    const running = await opened(t, url, { connectTimeoutMs: 1000 });
+    const running = await openedStore(t, url, { connectTimeoutMs: 1000 });
     await proxy.down();
     const queued = running.commit({ events: [event('q')] });
     await running.close();
@@ -361,14 +351,4 @@ describe('postgres: an unreachable database', () => {
   });
 });
 
-const sourceRecord = {
-  id: 'src',
-  type: 'rest',
-  name: 'S',
-  description: '',
-  enabled: true,
-  transitional: false,
-  consent: false,
-  returns_profile: true,
-  tags: [],
-};
+const sourceRecord = sourceFromInput({ id: 'src', name: 'S' });

