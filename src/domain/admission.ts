@@ -7,7 +7,7 @@ import { ValidationFailed } from './errors.js';
 
 /**
  * The first step of /track and /collect: the request's source must exist, be enabled and be within
- * its rate limit (401 or 429 otherwise). Refused events are counted by reason.
+ * its rate limit (UnknownSource, SourceDisabled or RateLimited otherwise). Refused events are counted by reason.
  */
 export async function admitSource(
   deps: { sources: SourceCache; limiter: SourceRateLimiter; observer: PipelineObserver },

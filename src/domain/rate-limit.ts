@@ -3,7 +3,7 @@ import type { EventSource } from '../model/records.js';
 
 /**
  * Requests per second per event source, in this process (off by default). A source's own
- * `rate_limit` wins over the global TRACK_RATE_LIMIT; past the limit requests get 429 with Retry-After.
+ * `rate_limit` wins over the global TRACK_RATE_LIMIT; past the limit the request is RateLimited.
  * Fixed one-second windows: the cheapest counter that bounds a burst to twice the limit.
  */
 export class SourceRateLimiter {

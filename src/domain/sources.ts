@@ -30,7 +30,7 @@ export class SourceCache {
     this.cache = new TtlCache<EventSource>(ttlSec * 1000, (id) => store.getSource(id));
   }
 
-  /** The enabled source with this id, or the 401 of docs/api.md#source-rules. */
+  /** The enabled source with this id; UnknownSource or SourceDisabled otherwise (docs/api.md#source-rules). */
   async require(id: string): Promise<EventSource> {
     const source = await this.cache.get(id);
     if (!source) throw new UnknownSource(id);
