@@ -5,7 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 
-/** Browser context modelled on shared/fixtures/tracker/tracker-first-visit.json. */
+/** The desktop Chrome of the payloads' browser context, for the `User-Agent` header. */
+export const CHROME_USER_AGENT =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
+
+/** Browser context modelled on test/fixtures/tracker/tracker-first-visit.json. */
 const context = {
   time: { local: '11/22/2026, 4:11:37 AM', tz: 'UTC' },
   browser: {
@@ -15,8 +19,7 @@ const context = {
         engine: 'Gecko',
         appVersion:
           '5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
-        userAgent:
-          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+        userAgent: CHROME_USER_AGENT,
         language: 'en-US',
         onLine: true,
         javaEnabled: false,

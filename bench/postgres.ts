@@ -21,7 +21,7 @@ import {
   createSource,
   freePort,
   HOST,
-  ROOT,
+  RESULTS,
   serviceReady,
   spawnService,
   stopChild,
@@ -29,7 +29,6 @@ import {
   type Child,
 } from './processes.js';
 
-const RESULTS = join(ROOT, 'bench', 'results');
 const SOURCE = 'bench';
 
 export interface PgLeg {
@@ -111,7 +110,7 @@ async function countStored(base: string): Promise<number> {
 
 async function drive(port: number, seconds: number, connections: number, events: number) {
   const body = events === 1 ? oneEvent(SOURCE) : manyEvents(SOURCE, events);
-  const result = await load(port, body, connections, seconds);
+  const result = await load({ port, body, connections, seconds });
   const ok = result['2xx'];
   return {
     ok,

@@ -319,7 +319,12 @@ async function runLeg(
   const rss = sampleRss(child.pid, 250);
   const cpu = cpuMeter(child.pid);
   const start = Number(process.hrtime.bigint() / 1000n);
-  const result = await load(child.port, scenario.body, options.connections, seconds);
+  const result = await load({
+    port: child.port,
+    body: scenario.body,
+    connections: options.connections,
+    seconds,
+  });
   const end = Number(process.hrtime.bigint() / 1000n);
   const used = cpu.stop(result.requests.total);
   const mem = rss.stop();
@@ -466,7 +471,13 @@ async function soak(scenario: Scenario, child: Child, rate: number, minutes: num
   const seconds = Math.round(minutes * 60);
   console.log(`\nsoak: ${minutes} min at ${fmt(rate)} requests/s (50% of the measured peak), RSS every 10 s`);
   const rss = sampleRss(child.pid, 10_000, (value) => process.stdout.write(`  RSS ${value.toFixed(1)} MB\n`));
-  const result = await load(child.port, scenario.body, connections, seconds, rate);
+  const result = await load({
+    port: child.port,
+    body: scenario.body,
+    connections,
+    seconds,
+    overallRate: rate,
+  });
   const { samples } = rss.stop();
   // The first sample is taken before any load: the start figure is the one 10 s in, once warm.
   const start = samples[1]?.rss ?? samples[0]!.rss;
