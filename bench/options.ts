@@ -1,4 +1,4 @@
-/** Command-line options of the benchmarks. */
+/** Command-line options of the benchmarks (`npm run bench`, `npm run bench:floor`). */
 import { parseArgs } from 'node:util';
 
 /** The number an option gives; throws unless it is a finite number of at least `min`. */
@@ -6,6 +6,80 @@ export function numberOption(name: string, raw: string | undefined, min: number)
   const value = Number(raw);
   if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number >= ${min}`);
   return value;
+}
+
+const RUN_HELP = `npm run bench -- [options]
+
+  --duration <s>      seconds per measured leg (default 10)
+  --rounds <n>        A B rounds per scenario, service then bare (default 2: A B A B)
+  --warmup <s>        unmeasured warm-up per server and scenario (default 2; 0 = none)
+  --scenario <names>  comma-separated filter: 1-event, 100-events, validation (default all)
+  --connections <n>   concurrent connections (default 64)
+  --soak <minutes>    afterwards, a soak at 50% of the measured peak rate, RSS sampled every 10 s
+  --cpu-prof          run the service with --cpu-prof into bench/results/ and print the top costs
+  --no-readme         do not rewrite the benchmark section of README.md
+  --no-postgres       skip the PostgreSQL run (embedded store vs 1, 2 and 4 collector processes)
+  --readme-only       only rewrite that section from bench/results/latest.json (no run)
+  --keep-data         keep the service's temporary data folder
+`;
+
+export interface RunOptions {
+  duration: number;
+  rounds: number;
+  warmup: number;
+  /** Scenario name filters; undefined for all. */
+  scenarios: string[] | undefined;
+  connections: number;
+  /** 0 for no soak. */
+  soakMinutes: number;
+  cpuProf: boolean;
+  readme: boolean;
+  readmeOnly: boolean;
+  keepData: boolean;
+  /** Afterwards, the embedded store against PostgreSQL with 1, 2 and 4 collector processes. */
+  postgres: boolean;
+}
+
+/** The options of `npm run bench`; prints the help and exits with `--help`. */
+export function runOptions(args = process.argv.slice(2)): RunOptions {
+  const { values } = parseArgs({
+    args,
+    options: {
+      duration: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '2' },
+      warmup: { type: 'string', default: '2' },
+      scenario: { type: 'string' },
+      connections: { type: 'string', default: '64' },
+      soak: { type: 'string' },
+      'cpu-prof': { type: 'boolean', default: false },
+      'no-readme': { type: 'boolean', default: false },
+      'readme-only': { type: 'boolean', default: false },
+      'keep-data': { type: 'boolean', default: false },
+      'no-postgres': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(RUN_HELP);
+    process.exit(0);
+  }
+  return {
+    duration: numberOption('duration', values.duration, 1),
+    rounds: Math.round(numberOption('rounds', values.rounds, 1)),
+    warmup: numberOption('warmup', values.warmup, 0),
+    scenarios: values.scenario
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    connections: Math.round(numberOption('connections', values.connections, 1)),
+    soakMinutes: values.soak === undefined ? 0 : numberOption('soak', values.soak, 0.1),
+    cpuProf: values['cpu-prof'],
+    readme: !values['no-readme'],
+    readmeOnly: values['readme-only'],
+    keepData: values['keep-data'],
+    postgres: !values['no-postgres'],
+  };
 }
 
 export interface FloorOptions {

@@ -204,6 +204,38 @@ export function writePostgresReadme(section: string): void {
   writeFileSync('README.md', `${readme.slice(0, from + start.length)}\n${section}\n${readme.slice(to)}`);
 }
 
+/**
+ * The scale-out run after `npm run bench`'s scenarios (1 event per request): writes
+ * bench/results/postgres-latest.json and, with `readme`, the README's PostgreSQL section. Returns
+ * whether every acknowledged event was stored.
+ */
+export async function postgresScaleOut(options: {
+  duration: number;
+  connections: number;
+  readme: boolean;
+}): Promise<boolean> {
+  console.log(
+    '\nPostgreSQL: embedded store, then PostgreSQL with 1, 2 and 4 collector processes (1 event per request)',
+  );
+  const pgRun = await runPostgresBench({
+    duration: options.duration,
+    connections: options.connections,
+    events: 1,
+    workers: [1, 2, 4],
+  });
+  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+  writeFileSync(
+    join(RESULTS, 'postgres-latest.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), command, legs: pgRun.legs, lost: pgRun.lost }, null, 2)}\n`,
+  );
+  if (options.readme) writePostgresReadme(postgresMarkdown(pgRun.legs, command, 1));
+  const ok = pgRun.lost === 0;
+  console.log(
+    ok ? 'PostgreSQL stored-count check: OK' : `PostgreSQL stored-count check: ${pgRun.lost} events MISSING`,
+  );
+  return ok;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
