@@ -13,7 +13,8 @@ const RUN_HELP = `npm run bench -- [options]
   --duration <s>      seconds per measured leg (default 10)
   --rounds <n>        A B rounds per scenario, service then bare (default 2: A B A B)
   --warmup <s>        unmeasured warm-up per server and scenario (default 2; 0 = none)
-  --scenario <names>  comma-separated filter: 1-event, 100-events, validation (default all)
+  --scenario <names>  comma-separated filter: 1-event, 100-events, validation, returning-visitor
+                      (default all)
   --connections <n>   concurrent connections (default 64)
   --soak <minutes>    afterwards, a soak at 50% of the measured peak rate, RSS sampled every 10 s
   --cpu-prof          run the service with --cpu-prof into bench/results/ and print the top costs

@@ -4,8 +4,8 @@
  * request bodies; the service and the bare server are then sent the same bodies. To add one, add an
  * entry to SCENARIOS (new entries last: the order of the legs follows the list).
  */
-import { manyEvents, oneEvent } from './payloads.js';
-import { apiJson, apiRequest, type Child } from './processes.js';
+import { CHROME_USER_AGENT, manyEvents, oneEvent, returningVisit, type Visitor } from './payloads.js';
+import { apiJson, apiRequest, HOST, type Child } from './processes.js';
 
 export interface Prepared {
   /** The next request body; called once per request. */
@@ -27,6 +27,10 @@ export interface Scenario {
 }
 
 const VALIDATION_TYPE = 'page-view';
+/** Known sessions of the returning-visitor scenario. */
+const VISITORS = 2_000;
+/** Requests in flight while making them. */
+const VISITOR_CONNECTIONS = 16;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -67,6 +71,18 @@ export const SCENARIOS: Scenario[] = [
       };
     },
   },
+  {
+    name: 'returning-visitor',
+    description:
+      `a known session (one of ${VISITORS.toLocaleString('en-US')} made first) with its profile, ` +
+      '1 page-view with a client id and timestamp, sent_at, a Chrome User-Agent',
+    eventsPerRequest: 1,
+    headers: { 'user-agent': CHROME_USER_AGENT },
+    async prepare(service, sourceId) {
+      const visitors = await firstVisits(service, sourceId, VISITORS, { 'user-agent': CHROME_USER_AGENT });
+      return { body: returningVisit(sourceId, visitors), storedEvents: visitors.length };
+    },
+  },
 ];
 
 /** The scenarios whose name is or contains one of `filters` (all without filters). */
@@ -76,4 +92,37 @@ export function selectScenarios(filters: string[] | undefined): Scenario[] {
     : SCENARIOS;
   if (selected.length === 0) throw new Error(`no scenario matches ${filters?.join(',')}`);
   return selected;
+}
+
+/**
+ * `count` first visits (1-event bodies) sent to the service, a few at a time; gives each one's
+ * session and the profile the service made for it. Throws unless every answer is 200.
+ */
+async function firstVisits(
+  service: Child,
+  sourceId: string,
+  count: number,
+  headers: Record<string, string>,
+): Promise<Visitor[]> {
+  const body = oneEvent(sourceId);
+  const visitors: Visitor[] = [];
+  const visit = async () => {
+    const res = await fetch(`http://${HOST}:${service.port}/track`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body(),
+    });
+    if (res.status !== 200) throw new Error(`POST /track (first visit): ${res.status} ${await res.text()}`);
+    const answer = (await res.json()) as { session: { id: string }; profile: { id: string } };
+    visitors.push({ sessionId: answer.session.id, profileId: answer.profile.id });
+  };
+  let started = 0;
+  const connection = async () => {
+    while (started < count) {
+      started++;
+      await visit();
+    }
+  };
+  await Promise.all(Array.from({ length: VISITOR_CONNECTIONS }, connection));
+  return visitors;
 }
