@@ -7,7 +7,7 @@ import { cpuMeter, type LegCpu } from './cpu.js';
 import { load } from './load.js';
 import { sampleRss } from './memory.js';
 import { fmt, round1 } from './numbers.js';
-import type { Child } from './processes.js';
+import { withDescendants, type Child } from './processes.js';
 import type { Window } from './profile.js';
 
 export type Target = 'service' | 'bare';
@@ -55,8 +55,9 @@ export async function runLeg(
   connections: number,
   seconds: number,
 ): Promise<{ leg: Leg; window: Window }> {
-  const rss = sampleRss(child.pid, 250);
-  const cpu = cpuMeter(child.pid);
+  const pids = withDescendants(child.pid);
+  const rss = sampleRss(pids, 250);
+  const cpu = cpuMeter(pids);
   const start = Number(process.hrtime.bigint() / 1000n);
   const result = await load({
     port: child.port,

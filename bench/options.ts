@@ -10,6 +10,9 @@ export function numberOption(name: string, raw: string | undefined, min: number)
 
 const RUN_HELP = `npm run bench -- [options]
 
+  --store <name>      the service's store: sqlite (embedded, fresh data folder; default) or postgres
+                      (DATABASE_URL if set, else a throwaway embedded PostgreSQL)
+  --workers <n>       collector processes of the service (TRACK_WORKERS; postgres only; default 1)
   --duration <s>      seconds per measured leg (default 10)
   --rounds <n>        A B rounds per scenario, service then bare (default 2: A B A B)
   --warmup <s>        unmeasured warm-up per server and scenario (default 2; 0 = none)
@@ -18,13 +21,16 @@ const RUN_HELP = `npm run bench -- [options]
   --connections <n>   concurrent connections (default 64)
   --soak <minutes>    afterwards, a soak at 50% of the measured peak rate, RSS sampled every 10 s
   --cpu-prof          run the service with --cpu-prof into bench/results/ and print the top costs
-  --no-readme         do not rewrite the benchmark section of README.md
-  --no-postgres       skip the PostgreSQL run (embedded store vs 1, 2 and 4 collector processes)
+  --no-readme         do not rewrite the benchmark section of README.md (sqlite runs only)
   --readme-only       only rewrite that section from bench/results/latest.json (no run)
   --keep-data         keep the service's temporary data folder
 `;
 
+export type Store = 'sqlite' | 'postgres';
+
 export interface RunOptions {
+  store: Store;
+  workers: number;
   duration: number;
   rounds: number;
   warmup: number;
@@ -37,8 +43,6 @@ export interface RunOptions {
   readme: boolean;
   readmeOnly: boolean;
   keepData: boolean;
-  /** Afterwards, the embedded store against PostgreSQL with 1, 2 and 4 collector processes. */
-  postgres: boolean;
 }
 
 /** The options of `npm run bench`; prints the help and exits with `--help`. */
@@ -46,6 +50,8 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
   const { values } = parseArgs({
     args,
     options: {
+      store: { type: 'string', default: 'sqlite' },
+      workers: { type: 'string', default: '1' },
       duration: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '2' },
       warmup: { type: 'string', default: '2' },
@@ -56,7 +62,6 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
       'no-readme': { type: 'boolean', default: false },
       'readme-only': { type: 'boolean', default: false },
       'keep-data': { type: 'boolean', default: false },
-      'no-postgres': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -65,7 +70,14 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
     console.log(RUN_HELP);
     process.exit(0);
   }
+  const store = values.store;
+  if (store !== 'sqlite' && store !== 'postgres') throw new Error('--store must be sqlite or postgres');
+  const workers = Math.round(numberOption('workers', values.workers, 1));
+  if (workers > 1 && store !== 'postgres')
+    throw new Error('--workers above 1 needs --store postgres (the embedded store allows one process)');
   return {
+    store,
+    workers,
     duration: numberOption('duration', values.duration, 1),
     rounds: Math.round(numberOption('rounds', values.rounds, 1)),
     warmup: numberOption('warmup', values.warmup, 0),
@@ -79,7 +91,6 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
     readme: !values['no-readme'],
     readmeOnly: values['readme-only'],
     keepData: values['keep-data'],
-    postgres: !values['no-postgres'],
   };
 }
 

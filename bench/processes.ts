@@ -3,7 +3,7 @@
  * output goes to `<logDir>/<name>.log`, and its last lines are kept for error messages.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/process.js';
@@ -173,6 +173,28 @@ export function stopOnSignal(children: Child[], cleanup: () => void): () => void
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
+}
+
+/**
+ * A process and its descendants (the collector processes of a service with TRACK_WORKERS), read
+ * from the parent ids in /proc/<pid>/stat.
+ */
+export function withDescendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After the command name (which may hold spaces): state, then the parent's id.
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]!) ?? []));
+  return all;
 }
 
 /** The commit the service is built from, marked when src/ has uncommitted changes. */

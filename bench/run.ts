@@ -1,10 +1,10 @@
 /**
- * `npm run bench`: load test of POST /track against the service (embedded store, fresh data folder)
- * and, in the same run, against a bare Fastify server that only parses the body
- * (bench/bare-server.ts), alternately (A B A B), scenario by scenario (bench/scenarios.ts). Prints
- * and records requests/s, events/s, latency, non-2xx, peak RSS, CPU and the ratio to the bare
- * server, then checks through the read API that every acknowledged event is stored; then, unless
- * --no-postgres, the PostgreSQL scale-out run (bench/postgres.ts). See bench/README.md.
+ * `npm run bench`: load test of POST /track against the service (`--store sqlite`, the embedded
+ * store in a fresh data folder, or `--store postgres`) and, in the same run, against a bare Fastify
+ * server that only parses the body (bench/bare-server.ts), alternately (A B A B), scenario by
+ * scenario (bench/scenarios.ts). Prints and records requests/s, events/s, latency, non-2xx, peak
+ * RSS, CPU and the ratio to the bare server, then checks through the read API that every
+ * acknowledged event is stored. See bench/README.md.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,8 +12,7 @@ import { measureScenario, type Measured } from './measure.js';
 import { memory } from './memory.js';
 import { round1 } from './numbers.js';
 import { runOptions } from './options.js';
-import { postgresScaleOut } from './postgres.js';
-import { createSource, RESULTS, revision, ROOT } from './processes.js';
+import { createSource, RESULTS, revision, ROOT, withDescendants } from './processes.js';
 import { serviceProfiles, type Window } from './profile.js';
 import { writeReadme } from './readme.js';
 import { NOTE, printReport } from './report.js';
@@ -27,7 +26,7 @@ import { openStore } from './stores.js';
 async function main(): Promise<number> {
   const options = runOptions();
   if (options.readmeOnly) {
-    await writeReadme(readLatest());
+    await writeReadme(readLatest('sqlite'));
     console.log('README.md: benchmark section rewritten from bench/results/latest.json');
     return 0;
   }
@@ -44,8 +43,9 @@ async function main(): Promise<number> {
   const info = machine();
   const rev = revision();
   console.log(`${command}\nservice at ${rev}; ${info.nproc} × ${info.cpu}, Node ${info.node}`);
-  console.log(`note: ${NOTE}`);
-  const store = openStore();
+  const store = await openStore(options.store, options.workers);
+  const where = store.database ? ` (${store.database})` : '';
+  console.log(`store: ${options.store}${where}, ${options.workers} collector process(es)\nnote: ${NOTE}`);
 
   // Node writes one profile per thread into this folder.
   const profileDir = join(RESULTS, `service-${stamp}-profiles`);
@@ -53,7 +53,7 @@ async function main(): Promise<number> {
   const servers = await startServers(store, nodeArgs, options.keepData);
   const { service } = servers;
   const ledger = new Ledger(options.connections);
-  const sourceOf = (name: string) => `bench-${name}`;
+  const sourceOf = (name: string) => `bench-${name}${store.sourceSuffix}`;
   const measured: Measured[] = [];
   let soak: Report['soak'];
   let storedCheck: Report['storedCheck'];
@@ -72,7 +72,7 @@ async function main(): Promise<number> {
     }
     console.log('\ncounting stored events through GET /events …');
     storedCheck = await checkStored(service, ledger);
-    memoryEnd = memory(service.pid);
+    memoryEnd = memory(withDescendants(service.pid));
   } finally {
     await servers.stop();
   }
@@ -85,6 +85,9 @@ async function main(): Promise<number> {
     revision: rev,
     machine: info,
     note: NOTE,
+    store: options.store,
+    ...(store.database ? { database: store.database } : {}),
+    workers: options.workers,
     connections: options.connections,
     durationSec: options.duration,
     rounds: options.rounds,
@@ -102,12 +105,11 @@ async function main(): Promise<number> {
   };
   printReport(report);
   console.log(`\nresults: ${writeResults(report, stamp).join(', ')}`);
-  if (options.readme) {
+  if (options.readme && options.store === 'sqlite') {
     await writeReadme(report);
     console.log('README.md: benchmark section updated');
   }
-  const postgresOk = options.postgres ? await postgresScaleOut(options) : true;
-  return storedCheck.ok && postgresOk ? 0 : 1;
+  return storedCheck.ok ? 0 : 1;
 }
 
 main().then(

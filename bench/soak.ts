@@ -7,7 +7,7 @@ import { load } from './load.js';
 import { sampleRss } from './memory.js';
 import { fmt, round1 } from './numbers.js';
 import { prepareWorkload } from './measure.js';
-import type { Child } from './processes.js';
+import { withDescendants, type Child } from './processes.js';
 import type { Scenario } from './scenarios.js';
 import type { Ledger } from './stored.js';
 import type { ScenarioSummary } from './summary.js';
@@ -39,7 +39,9 @@ export async function soak(
 ): Promise<SoakSummary> {
   const seconds = Math.round(minutes * 60);
   console.log(`\nsoak: ${minutes} min at ${fmt(rate)} requests/s (50% of the measured peak), RSS every 10 s`);
-  const rss = sampleRss(child.pid, 10_000, (value) => process.stdout.write(`  RSS ${value.toFixed(1)} MB\n`));
+  const rss = sampleRss(withDescendants(child.pid), 10_000, (value) =>
+    process.stdout.write(`  RSS ${value.toFixed(1)} MB\n`),
+  );
   const result = await load({
     port: child.port,
     body: work.body,
