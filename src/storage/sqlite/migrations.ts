@@ -104,3 +104,9 @@ migrations.push(`
     FROM events e LEFT JOIN sessions s ON s.id = e.session_id ORDER BY e.insert_time, e.id;
   DROP TABLE events;
 `);
+
+// The bytes each rejected request takes, for the quarantine's byte budget.
+migrations.push(`
+  ALTER TABLE rejected ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+  UPDATE rejected SET size = length(CAST(doc AS BLOB));
+`);

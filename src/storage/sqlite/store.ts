@@ -204,7 +204,7 @@ export class SqliteStore implements Store {
     return this.onWriter('deleteEventType', eventType);
   }
 
-  putRejected(record: RejectedRecord): Promise<void> {
+  putRejected(record: RejectedRecord): Promise<number> {
     const eventTypes = JSON.stringify(record.event_types);
     return this.onWriter(
       'putRejected',
@@ -246,8 +246,8 @@ export class SqliteStore implements Store {
     return this.onWriter('deleteRejected', id);
   }
 
-  pruneRejected(before: string, keep: number): Promise<number> {
-    return this.onWriter('pruneRejected', before, keep);
+  pruneRejected(before: string, keep: number, maxBytes: number): Promise<number> {
+    return this.onWriter('pruneRejected', before, keep, maxBytes);
   }
 
   eraseProfile(id: string): Promise<ErasedCounts | null> {
