@@ -45,9 +45,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await registerDocs(app);
 
   const services = buildServices(config, store);
-  // Sources and schemas changed by other processes on the same database are forgotten at once.
+  // Sources, schemas and rules changed by other processes on the same database are forgotten at once.
+  const caches = { source: services.sources, event_type: services.validator, profile_rule: services.rules };
   const unwatch = store.watchChanges?.(({ kind, id }) => {
-    const cache = kind === 'source' ? services.sources : services.validator;
+    const cache = caches[kind];
     if (id === null) cache.clear();
     else cache.invalidate(id);
   });

@@ -27,6 +27,16 @@ export class Metrics implements PipelineObserver {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  private readonly rules = new Counter({
+    name: 'collector_profile_rules_applied_total',
+    help: 'Profile rules applied to events of committed requests (one per rule and event)',
+    registers: [this.registry],
+  });
+  private readonly merges = new Counter({
+    name: 'collector_profile_merges_total',
+    help: 'Profiles merged into another (identity shared with a profile that held it first)',
+    registers: [this.registry],
+  });
   private readonly commits = new Histogram({
     name: 'collector_commit_duration_seconds',
     help: 'Time from handing a write set to the store until it is durable (includes group-commit wait)',
@@ -60,6 +70,14 @@ export class Metrics implements PipelineObserver {
 
   eventsRejected(count: number, reason: string): void {
     this.events.inc({ outcome: 'rejected', reason }, count);
+  }
+
+  rulesApplied(count: number): void {
+    if (count > 0) this.rules.inc(count);
+  }
+
+  profilesMerged(count: number): void {
+    if (count > 0) this.merges.inc(count);
   }
 
   commitDuration(seconds: number): void {

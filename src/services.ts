@@ -3,6 +3,7 @@ import { KeyedLock } from './domain/keyed-lock.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
 import { RateLimiter } from './domain/rate-limit.js';
+import { RuleBook } from './domain/rules/book.js';
 import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
 import { CursorCodec } from './http/paging.js';
@@ -19,6 +20,8 @@ export interface Services {
   sources: SourceCache;
   locks: KeyedLock;
   validator: EventValidator;
+  /** Profile rules by event type, cached for EVENT_VALIDATOR_TTL like the schemas. */
+  rules: RuleBook;
   quarantine: Quarantine;
   limiter: RateLimiter;
   /** Metrics; also the pipeline's observer. */
@@ -43,6 +46,7 @@ export function buildServices(config: AppConfig, store: Store): Services {
     sources: new SourceCache(store, config.sourceTtlSec),
     locks: new KeyedLock(),
     validator: new EventValidator(store, config.validatorTtlSec),
+    rules: new RuleBook(store, config.validatorTtlSec),
     quarantine: new Quarantine(
       store,
       {

@@ -57,6 +57,7 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
       endpoint: 'collect',
       source_id: source.id,
       session_id: null,
+      profile_id: null,
       event_types: [event.type],
       request: { body: request.properties, event_type: request.eventType, ip: request.ip },
     });

@@ -34,6 +34,9 @@ export class RateLimited extends DomainError {
 
 /** Events failed their validation schemas: the first failure is the message, `failures` has them all. */
 export class ValidationFailed extends DomainError {
+  /** The stored profile the refused request was resolved to, kept with it in the quarantine. */
+  profileId: string | null = null;
+
   constructor(readonly failures: ValidationFailure[]) {
     const first = failures[0]!;
     super(`validation failed with error: ${first.target}: ${first.reason}`);
@@ -58,5 +61,25 @@ export class InvalidRecord extends DomainError {
 export class Conflict extends DomainError {
   constructor(readonly what: string) {
     super(`${what} kept changing concurrently`);
+  }
+}
+
+/**
+ * A refused request named a stored profile that was erased since: replaying it would store the
+ * erased person's data again, under a new profile.
+ */
+export class ProfileErased extends DomainError {
+  constructor(readonly profileId: string) {
+    super(`The profile of this request was erased: it is not replayed`);
+  }
+}
+
+/** A record asked for by id does not exist. */
+export class NotFound extends DomainError {
+  constructor(
+    readonly what: string,
+    readonly id: string,
+  ) {
+    super(`${what} \`${id}\` not found`);
   }
 }

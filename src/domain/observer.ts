@@ -10,4 +10,8 @@ export interface PipelineObserver {
   rejectedDropped(count: number, reason: 'rate_limit' | 'retention'): void;
   /** Seconds from handing a write set to the store until it was durable. */
   commitDuration(seconds: number): void;
+  /** Profile rules applied to committed events (one per rule and event). */
+  rulesApplied(count: number): void;
+  /** Profiles merged into another by committed requests. */
+  profilesMerged(count: number): void;
 }

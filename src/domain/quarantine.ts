@@ -56,6 +56,7 @@ export class Quarantine {
       id: this.newId(),
       time: this.clock().toISOString(),
       ...input,
+      profile_id: input.profile_id ?? rejection.profileId,
       detail: rejection.message,
       errors: rejection.failures,
     };

@@ -18,7 +18,15 @@ export interface EventExecution {
   /** Why the event was not stored, when it was not. */
   skipped?: string;
   validation: 'no schema' | 'passed';
+  /** The profile rules applied to the event, in order. */
+  rules?: { id: string; name: string }[];
   duration_ms: number;
+}
+
+/** A merge made while committing: `merged` became an alias of `into`. */
+export interface MergeExecution {
+  merged: string;
+  into: string;
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
@@ -31,6 +39,7 @@ export class Trace {
   readonly logs: LogEntry[] = [];
   readonly steps: StepTiming[] = [];
   readonly events: EventExecution[] = [];
+  readonly merges: MergeExecution[] = [];
   private readonly started = performance.now();
   private mark = this.started;
 
@@ -53,6 +62,11 @@ export class Trace {
   }
 
   execution() {
-    return { duration_ms: round(performance.now() - this.started), steps: this.steps, events: this.events };
+    return {
+      duration_ms: round(performance.now() - this.started),
+      steps: this.steps,
+      events: this.events,
+      merges: this.merges,
+    };
   }
 }

@@ -74,9 +74,15 @@ export class TtlCache<V> {
     this.missing = new Shelf(bounds.maxEntries, bounds.maxBytes);
   }
 
-  async get(key: string): Promise<V | null> {
+  /** The cached answer for a key while it is fresh (`null`: a cached miss), without loading. */
+  peek(key: string): { value: V | null } | undefined {
     const hit = this.found.entries.get(key) ?? this.missing.entries.get(key);
-    if (hit && hit.expires > this.now()) return hit.value;
+    return hit && hit.expires > this.now() ? hit : undefined;
+  }
+
+  async get(key: string): Promise<V | null> {
+    const hit = this.peek(key);
+    if (hit) return hit.value;
     const pending = this.loading.get(key);
     if (pending) return pending;
     const promise = this.load(key).then(

@@ -6,6 +6,8 @@
 import {
   Conflict,
   InvalidRecord,
+  NotFound,
+  ProfileErased,
   RateLimited,
   SourceDisabled,
   UnknownSource,
@@ -74,6 +76,8 @@ export function fromDomain(error: unknown): HttpError | null {
       error.problems.map((p) => ({ loc: ['body', ...p.field], msg: p.msg, type: p.type })),
     );
   }
+  if (error instanceof NotFound) return errors.notFound(error.what, error.id);
+  if (error instanceof ProfileErased) return new HttpError(410, error.message);
   if (error instanceof Conflict || error instanceof StoreUnavailableError) return errors.storeUnavailable();
   if (error instanceof WriteQueueFullError) return errors.writeQueueFull();
   return null;

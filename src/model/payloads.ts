@@ -89,7 +89,49 @@ export const eventTypeInput = {
   },
 } as const;
 
+const ruleOperation = {
+  type: 'object',
+  required: ['op'],
+  description:
+    '`{op, path, value | from}`; `add_segment`/`remove_segment` take no path, `identify` a `type` instead',
+  properties: {
+    op: {
+      type: 'string',
+      enum: ['set', 'set_once', 'unset', 'increment', 'append', 'add_segment', 'remove_segment', 'identify'],
+    },
+    path: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'dotted path under traits.public, traits.private, consents or interests',
+    },
+    from: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'dotted path of the value in the event (`properties.email`)',
+    },
+    value: { description: 'a literal JSON value' },
+    type: { type: 'string', minLength: 1, maxLength: 32, description: 'identity type of `identify`' },
+  },
+} as const;
+
+export const profileRuleInput = {
+  type: 'object',
+  required: ['event_type', 'operations'],
+  description: 'A profile rule; absent fields take their defaults, a missing id is generated.',
+  properties: {
+    id: idString,
+    name: { type: 'string', maxLength: 255 },
+    enabled: { type: 'boolean' },
+    event_type: eventType,
+    source_id: { type: ['string', 'null'], minLength: 1, maxLength: 128 },
+    operations: { type: 'array', minItems: 1, maxItems: 100, items: ruleOperation },
+  },
+} as const;
+
 export type TrackPayload = FromSchema<typeof trackPayload>;
+export type ProfileRuleInput = FromSchema<typeof profileRuleInput>;
 export type EventInput = TrackPayload['events'][number];
 export type SourceInput = FromSchema<typeof eventSourceInput>;
 export type EventTypeInput = FromSchema<typeof eventTypeInput>;

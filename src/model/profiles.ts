@@ -26,5 +26,20 @@ export function newProfile(id: string, at: string): ProfileRecord {
     consents: {},
     segments: [],
     interests: {},
+    ids: [],
+    merged: [],
+  };
+}
+
+/**
+ * A stored profile document as a record: documents written before identities existed lack `ids`
+ * and `merged`, which start empty. Returns the same object when nothing lacks.
+ */
+export function profileOf(doc: ProfileRecord): ProfileRecord {
+  if (Array.isArray(doc.ids) && Array.isArray(doc.merged)) return doc;
+  return {
+    ...doc,
+    ids: Array.isArray(doc.ids) ? doc.ids : [],
+    merged: Array.isArray(doc.merged) ? doc.merged : [],
   };
 }

@@ -3,6 +3,8 @@
  * vocabulary shared by the pipeline (src/domain) and the store adapters (src/storage).
  */
 
+import type { ProfileOp } from './profile-ops.js';
+
 export type JsonObject = Record<string, unknown>;
 
 export interface Ref {
@@ -61,6 +63,22 @@ export interface ProfileRecord {
   consents: JsonObject;
   segments: unknown[];
   interests: JsonObject;
+  /** Identities attached by `identify` operations (docs/api.md#identities). */
+  ids: IdentityKey[];
+  /** Profiles merged into this one, oldest first (docs/api.md#merging). */
+  merged: MergedProfile[];
+}
+
+/** An identity of a profile: a type (`email`, `user_id`, …) and its normalised value. */
+export interface IdentityKey {
+  type: string;
+  value: string;
+}
+
+/** A profile merged into another: its former id (now an alias) and when. */
+export interface MergedProfile {
+  id: string;
+  time: string;
 }
 
 /** A stored session with the version the store uses for optimistic concurrency. */
@@ -70,20 +88,92 @@ export interface StoredSession {
 }
 
 /**
+ * What the profile rules of one request do to its profile: for each event, the operations with their
+ * values resolved (src/model/profile-ops.ts). The store applies them in order on the profile as it is
+ * stored when the request commits, so that concurrent requests never lose an update.
+ */
+export interface ProfileChange {
+  /** The request's time: the profile's `metadata.time.update` when the change alters it. */
+  at: string;
+  steps: ProfileStep[];
+}
+
+/** The operations one event's rules produced; `event` is the event's id. */
+export interface ProfileStep {
+  event: string;
+  ops: ProfileOp[];
+}
+
+/**
+ * The profile part of a write set.
+ * - `create` inserts a new profile (the rules' changes already applied to `record`; `change` then
+ *   holds only its `identify` operations).
+ * - `visit` records a new visit on a stored profile, then applies `change`.
+ * - `keep` applies `change`, if any, to a stored profile; without one it only requires that the
+ *   profile still exists (it may have been merged or erased since it was read).
+ * Visits and changes are applied by the store on the current stored record, so concurrent requests
+ * are all counted exactly; a profile that no longer exists is a conflict: the request re-resolves.
+ */
+export type ProfileWrite =
+  | { op: 'create'; record: ProfileRecord; change?: ProfileChange }
+  | { op: 'visit'; id: string; at: string; change?: ProfileChange }
+  | { op: 'keep'; id: string; change?: ProfileChange };
+
+/**
  * Everything one request stores, committed atomically.
  * - `session.expectVersion`: null means "must not exist yet" (insert), a number means "update only if
  *   the stored version is still this one". A mismatch is a conflict: the request re-resolves.
- * - `profile`: `create` inserts a new profile; `visit` records a new visit on a stored profile
- *   (applied by the store on the current stored record, so concurrent visits are counted exactly).
+ * - `profile`: see ProfileWrite.
  */
 export interface WriteSet {
   session?: { record: SessionRecord; expectVersion: number | null };
-  profile?: { op: 'create'; record: ProfileRecord } | { op: 'visit'; id: string; at: string };
+  profile?: ProfileWrite;
   events: EventRecord[];
 }
 
-export type CommitResult =
-  { ok: true; profile: ProfileRecord | null } | { ok: false; conflict: 'session' | 'profile' };
+/** A merge the store made while committing: `merged` became an alias of `into`. */
+export interface MergeOutcome {
+  merged: string;
+  into: string;
+}
+
+export interface Committed {
+  ok: true;
+  /** The profile as the write set left it (the survivor after a merge); null when the store did not read it. */
+  profile: ProfileRecord | null;
+  /** True when the write set created the profile or changed its stored record. */
+  profileChanged: boolean;
+  /** Merges made by `identify` operations, in order. */
+  merges: MergeOutcome[];
+  /** What the store decided about identities, for `debugging.logs`. */
+  notes: string[];
+}
+
+export type CommitResult = Committed | { ok: false; conflict: 'session' | 'profile' };
+
+/** One operation of a profile rule as it is saved (docs/api.md#profile-rules). */
+export interface RuleOperation {
+  op: RuleOpName;
+  path?: string;
+  from?: string;
+  value?: unknown;
+  /** The identity type of `identify`. */
+  type?: string;
+}
+
+export type RuleOpName =
+  'set' | 'set_once' | 'unset' | 'increment' | 'append' | 'add_segment' | 'remove_segment' | 'identify';
+
+/** A profile rule (docs/api.md#profile-rules): operations applied to the profile of matching events. */
+export interface ProfileRule {
+  id: string;
+  name: string;
+  enabled: boolean;
+  event_type: string;
+  /** Only events of this source, or of every source when null. */
+  source_id: string | null;
+  operations: RuleOperation[];
+}
 
 /** Metadata and validation schema of one event type (docs/api.md#event-type). */
 export interface EventTypeRecord {
@@ -113,6 +203,8 @@ export interface RejectedRecord {
   endpoint: 'track' | 'collect';
   source_id: string;
   session_id: string | null;
+  /** The stored profile the request was resolved to (null for a new or no profile). */
+  profile_id?: string | null;
   event_types: string[];
   detail: string;
   errors: ValidationFailure[];

@@ -5,6 +5,8 @@ import eventManagementRoutes from './event-management.js';
 import eventSourceRoutes from './event-sources.js';
 import recordRoutes from './records.js';
 import metricsRoutes from './metrics.js';
+import profileRuleRoutes from './profile-rules.js';
+import profileRoutes from './profiles.js';
 import rejectedRoutes from './rejected.js';
 
 /** Everything behind the management token (docs/api.md#authentication). */
@@ -16,6 +18,8 @@ export default async function managementRoutes(app: FastifyInstance, options: Ro
   });
   await app.register(eventSourceRoutes, options);
   await app.register(recordRoutes, options);
+  await app.register(profileRoutes, options);
+  await app.register(profileRuleRoutes, options);
   await app.register(eventManagementRoutes, options);
   await app.register(rejectedRoutes, options);
   await app.register(metricsRoutes, { metrics: options.services.observer });

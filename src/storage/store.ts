@@ -3,7 +3,9 @@ import type {
   EventRecord,
   EventSource,
   EventTypeRecord,
+  IdentityKey,
   ProfileRecord,
+  ProfileRule,
   RejectedRecord,
   StoredSession,
   WriteSet,
@@ -27,8 +29,13 @@ export interface EventPosition {
  * stands for every record of that kind (changes may have been missed, e.g. across a reconnect).
  */
 export interface StoreChange {
-  kind: 'source' | 'event_type';
+  /** For `profile_rule`, `id` is the event type whose rules changed. */
+  kind: 'source' | 'event_type' | 'profile_rule';
   id: string | null;
+}
+
+export interface ProfileRuleFilter {
+  eventType?: string;
 }
 
 export interface RejectedFilter {
@@ -40,6 +47,9 @@ export interface ErasedCounts {
   profiles: number;
   sessions: number;
   events: number;
+  identities: number;
+  aliases: number;
+  rejected: number;
 }
 
 /**
@@ -60,12 +70,29 @@ export interface Store {
   deleteSource(id: string): Promise<boolean>;
 
   getSession(id: string): Promise<StoredSession | null>;
+  /** The profile with this id, or the survivor when the id is an alias of a merged profile. */
   getProfile(id: string): Promise<ProfileRecord | null>;
+  /** The profile holding an identity (its value already normalised), or null. */
+  findProfileByIdentity(key: IdentityKey): Promise<ProfileRecord | null>;
   getEvent(id: string): Promise<EventRecord | null>;
   /** Events matching the filter, newest first by (metadata.time.insert, id), after `after`. */
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]>;
-  /** Deletes a profile, the sessions bound to it and their events; null when the profile is unknown. */
+  /**
+   * Deletes a profile (an alias names its survivor), the sessions bound to it and their events, its
+   * identities and aliases, and the quarantined requests naming it or one of its sessions; null when
+   * the profile is unknown.
+   */
   eraseProfile(id: string): Promise<ErasedCounts | null>;
+
+  /**
+   * Profile rules, in the order they were first saved (a replaced rule keeps its place). `put`
+   * answers the event type the rule had before (null for a new rule); `delete` the event type of the
+   * deleted rule, or null when there was none.
+   */
+  putProfileRule(rule: ProfileRule): Promise<string | null>;
+  getProfileRule(id: string): Promise<ProfileRule | null>;
+  listProfileRules(filter: ProfileRuleFilter): Promise<ProfileRule[]>;
+  deleteProfileRule(id: string): Promise<string | null>;
 
   /** Validation schemas by exact event type; the stored record keeps its `json_schema` key order. */
   putEventType(record: EventTypeRecord): Promise<void>;
@@ -85,8 +112,8 @@ export interface Store {
   pruneRejected(before: string, keep: number, maxBytes: number): Promise<number>;
 
   /**
-   * Optional: calls `listener` after any process sharing the store changed an event source or an
-   * event type, so that caches above the store forget the entry at once instead of at the end of
+   * Optional: calls `listener` after any process sharing the store changed an event source, an
+   * event type or a profile rule, so that caches above the store forget the entry at once instead of at the end of
    * its TTL. Delivery is best effort (the TTLs stay the bound). Returns the function that
    * unsubscribes. A store used by one process only leaves it out: that process already forgets
    * what it changes itself.
@@ -99,7 +126,11 @@ export interface Store {
   /**
    * Commits one request's write set durably (group commit: many requests share one transaction).
    * Resolves only once the transaction is committed. Rejects with `WriteQueueFullError` when the
-   * write queue is full.
+   * write queue is full. The profile's visit and change are applied to the profile as stored at
+   * that moment; its `identify` operations attach identities by the store's unique keys, merging
+   * the profile into the one that held an identity first (src/model/identities.ts,
+   * profile-merge.ts): its sessions, events, identities, aliases and quarantined requests then name
+   * the survivor, and its id becomes an alias of it.
    */
   commit(writeSet: WriteSet): Promise<CommitResult>;
 }

@@ -260,7 +260,9 @@ describe('DELETE /profile/{id}', () => {
     expectStatus(await service.post('/collect/anon/src-1', {}), 200);
 
     const res = expectStatus(await service.manage('DELETE', `/profile/${pid}`), 200);
-    assert.deepEqual(res, { deleted: { profiles: 1, sessions: 2, events: 4 } });
+    assert.deepEqual(res, {
+      deleted: { profiles: 1, sessions: 2, events: 4, identities: 0, aliases: 0, rejected: 0 },
+    });
 
     assert.equal(await statusOf(service, `/profile/${pid}`), 404);
     assert.equal(await statusOf(service, `/session/${s1}`), 404);
@@ -281,7 +283,9 @@ describe('DELETE /profile/{id}', () => {
       payload({ options: { saveSession: false }, events: [{ type: 'a' }, { type: 'b' }] }),
     );
     const res = expectStatus(await service.manage('DELETE', `/profile/${first.profile.id}`), 200);
-    assert.deepEqual(res, { deleted: { profiles: 1, sessions: 0, events: 2 } });
+    assert.deepEqual(res, {
+      deleted: { profiles: 1, sessions: 0, events: 2, identities: 0, aliases: 0, rejected: 0 },
+    });
     assert.deepEqual(await allEvents(service), []);
   });
 

@@ -97,12 +97,16 @@ describe('POST /track', () => {
     assert.deepEqual(Object.keys(profile).sort(), [
       'consents',
       'id',
+      'ids',
       'interests',
+      'merged',
       'metadata',
       'segments',
       'stats',
       'traits',
     ]);
+    assert.deepEqual(profile.ids, []);
+    assert.deepEqual(profile.merged, []);
     assert.equal(profile.id, res.profile.id);
     assert.match(profile.metadata.time.insert, ISO_UTC);
     assert.match(profile.metadata.time.update, ISO_UTC);
@@ -170,11 +174,13 @@ describe('POST /track', () => {
     assert.deepEqual(res.debugging.events.ids, []);
   });
 
-  test('options.profile=true returns the whole profile without traits.private', async () => {
+  test('options.profile=true returns the whole profile without traits.private, ids and merged', async () => {
     const res = await track(service, payload({ options: { profile: true } }));
     const stored = await read(service, `/profile/${res.profile.id}`);
     assert.ok(!('private' in res.profile.traits), 'traits.private must not be returned');
-    const { traits: storedTraits, ...storedRest } = stored;
+    assert.ok(!('ids' in res.profile) && !('merged' in res.profile), 'identities must not be returned');
+    const { traits: storedTraits, ids, merged, ...storedRest } = stored;
+    assert.deepEqual([ids, merged], [[], []]);
     const { traits, ...rest } = res.profile;
     assert.deepEqual(rest, storedRest);
     assert.deepEqual(traits, { public: storedTraits.public });

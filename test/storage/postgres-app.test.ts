@@ -79,7 +79,9 @@ test('tracker payloads are stored in PostgreSQL and read back', async (t) => {
   assert.deepEqual([...times].sort().reverse(), times);
 
   const erased = body(await service.manage('DELETE', `/profile/${profileId}`));
-  assert.deepEqual(erased, { deleted: { profiles: 1, sessions: 1, events: 4 } });
+  assert.deepEqual(erased, {
+    deleted: { profiles: 1, sessions: 1, events: 4, identities: 0, aliases: 0, rejected: 0 },
+  });
   body(await service.get(`/profile/${profileId}`), 404);
 });
 

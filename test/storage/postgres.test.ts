@@ -182,7 +182,7 @@ describe('postgres: npm run migrate', () => {
 });
 
 describe('postgres: storage forms and indexes', () => {
-  test('documents are jsonb, except those jsonb cannot hold; event types are json text', async (t) => {
+  test('documents are jsonb, except those jsonb cannot hold; event types and rules are json text', async (t) => {
     const url = await testSchema();
     const store = await openedStore(t, url);
     committed(
@@ -202,7 +202,8 @@ describe('postgres: storage forms and indexes', () => {
         WHERE table_schema = current_schema() AND column_name IN ('doc', 'raw') ORDER BY 1, 2`,
     );
     for (const row of types) {
-      const expected = row.table_name === 'event_types' || row.column_name === 'raw' ? 'json' : 'jsonb';
+      const asText = ['event_types', 'profile_rules'].includes(row.table_name) || row.column_name === 'raw';
+      const expected = asText ? 'json' : 'jsonb';
       assert.equal(row.data_type, expected, `${row.table_name}.${row.column_name}`);
     }
   });

@@ -58,7 +58,14 @@ test('events stored one per row before migration 3 are found, listed, paged and 
   assert.deepEqual(await ids({ type: 'view\u0000' }, 10, null), ['e3']);
   assert.deepEqual(await ids({ sessionId: 's1' }, 10, null), ['e2', 'e1']);
   assert.deepEqual(await ids({ sourceId: 'src-2' }, 10, null), ['e4']);
-  assert.deepEqual(await store.eraseProfile('p1'), { profiles: 1, sessions: 1, events: 2 });
+  assert.deepEqual(await store.eraseProfile('p1'), {
+    profiles: 1,
+    sessions: 1,
+    events: 2,
+    identities: 0,
+    aliases: 0,
+    rejected: 0,
+  });
   assert.deepEqual(await ids({}, 10, null), ['e3', 'e4']);
   assert.equal(await store.getEvent('e1'), null);
 });

@@ -1,18 +1,21 @@
-import type { EventRecord, EventSource, ProfileRecord, WriteSet } from '../../model/records.js';
+import type { EventRecord, EventSource, ProfileRecord } from '../../model/records.js';
 import { commitWriteSet } from '../commit.js';
-import { Conflict } from '../errors.js';
+import { Conflict, ProfileErased, ValidationFailed } from '../errors.js';
+import { runRules } from '../rules/run.js';
 import type { Identity, IdentityInput } from '../identity.js';
 import { resolveIdentity, transientIdentity } from '../identity.js';
 import type { Trace } from '../trace.js';
 import { buildEvents } from './events.js';
 import type { TrackDeps, TrackOptions, TrackRequest } from './request.js';
+import { buildWriteSet } from './write-set.js';
 
 /** What a request ended with: the identity it resolved and what it stored. */
 export interface Outcome {
   identity: Identity;
   profile: ProfileRecord | null;
   sessionSaved: boolean;
-  profileSaved: boolean;
+  /** Profiles the request created or changed: those merged away, then the one it ends with. */
+  profilesSaved: string[];
   events: EventRecord[];
 }
 
@@ -71,33 +74,47 @@ async function attemptOnce(
   const identity = source.transitional
     ? transientIdentity(input)
     : await resolveIdentity(deps.store, input, trace);
+  const expected = request.expectProfile;
+  if (expected && identity.profileWrite?.op === 'create' && !(await deps.store.getProfile(expected))) {
+    throw new ProfileErased(expected);
+  }
   trace.step('identity');
 
   const saveEvents = options.saveEvents && !source.transitional;
   const events = buildEvents(request, identity, now, saveEvents, deps.newId, trace);
   trace.step('events');
 
-  const checked = await deps.validator.check({
-    events: events.records,
-    session: identity.session,
-    profile: identity.profile,
-  });
+  // event@ and session@ targets first, then the profile rules, then profile@ targets on the
+  // profile as the rules leave it (docs/api.md#applying-schemas).
+  const validation = await deps.validator.start(events.records);
+  validation.check({ session: identity.session, profile: identity.profile }, (o) => o !== 'profile');
+  trace.step('validation');
+  const rules = await runRules(deps.rules, events.records, identity.profile, source.id, now, trace);
+  if (validation.targets('profile')) {
+    validation.check({ session: identity.session, profile: rules.profile }, (o) => o === 'profile');
+  }
+  let checked: Set<string>;
+  try {
+    checked = validation.finish();
+  } catch (error) {
+    // Kept with the refused request, so that erasing the profile erases it too.
+    if (error instanceof ValidationFailed && identity.profileWrite?.op !== 'create') {
+      error.profileId = identity.profile?.id ?? null;
+    }
+    throw error;
+  }
   for (const e of trace.events) if (checked.has(e.type)) e.validation = 'passed';
   trace.log(
     'info',
     'validation',
     checked.size > 0 ? `validated: ${[...checked].join(', ')}` : 'no schema applies',
   );
-  trace.step('validation');
+  trace.step('rules');
 
-  const writeSet: WriteSet = {
-    session: options.saveSession ? identity.sessionWrite : undefined,
-    profile: identity.profileWrite,
-    events: events.saved,
-  };
+  const writeSet = buildWriteSet(identity, rules, options, events.saved, now);
   if (source.transitional || (!writeSet.session && !writeSet.profile && writeSet.events.length === 0)) {
     trace.log('info', 'store', 'nothing to store');
-    return { identity, profile: identity.profile, sessionSaved: false, profileSaved: false, events: [] };
+    return { identity, profile: rules.profile, sessionSaved: false, profilesSaved: [], events: [] };
   }
   const result = await commitWriteSet(deps.store, deps.observer, writeSet);
   trace.step('commit');
@@ -111,16 +128,23 @@ async function attemptOnce(
   }
   const savedIds = new Set(events.saved.map((e) => e.id));
   for (const e of trace.events) e.saved = savedIds.has(e.id);
+  const profile = result.profile ?? rules.profile;
+  const profilesSaved = result.merges.map((m) => m.merged);
+  if (result.profileChanged && profile) profilesSaved.push(profile.id);
+  if (trace.enabled) trace.merges.push(...result.merges);
+  for (const note of result.notes) trace.log('info', 'identity', note);
+  deps.observer.rulesApplied(rules.applied);
+  deps.observer.profilesMerged(result.merges.length);
   trace.log(
     'info',
     'store',
-    `committed: ${writeSet.session ? 1 : 0} session, ${writeSet.profile ? 1 : 0} profile, ${events.saved.length} events`,
+    `committed: ${writeSet.session ? 1 : 0} session, ${profilesSaved.length} profile, ${events.saved.length} events`,
   );
   return {
     identity,
-    profile: result.profile ?? identity.profile,
+    profile,
     sessionSaved: writeSet.session !== undefined,
-    profileSaved: writeSet.profile !== undefined,
+    profilesSaved,
     events: events.saved,
   };
 }

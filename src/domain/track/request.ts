@@ -4,6 +4,7 @@ import type { KeyedLock } from '../keyed-lock.js';
 import type { PipelineObserver } from '../observer.js';
 import type { Quarantine } from '../quarantine.js';
 import type { RateLimiter } from '../rate-limit.js';
+import type { RuleBook } from '../rules/book.js';
 import type { SourceCache } from '../sources.js';
 import type { EventValidator } from '../validation/validator.js';
 
@@ -12,6 +13,11 @@ export interface TrackRequest {
   payload: TrackPayload;
   profileLess: boolean;
   ip: string | null;
+  /**
+   * A replay of a refused request that was resolved to this stored profile: when the profile no
+   * longer exists and the replay would create a new one, it is refused (ProfileErased).
+   */
+  expectProfile?: string | null;
 }
 
 /** What the tracking pipeline works with, built once per app. */
@@ -20,6 +26,7 @@ export interface TrackDeps {
   sources: SourceCache;
   locks: KeyedLock;
   validator: EventValidator;
+  rules: RuleBook;
   limiter: RateLimiter;
   observer: PipelineObserver;
   /** Where requests refused by validation are kept; absent when replaying from it. */

@@ -27,9 +27,15 @@ export interface TrackResponse {
   };
 }
 
-/** The profile as a browser may see it: everything but `traits.private`. */
+/**
+ * The profile as a browser may see it (docs/security.md): everything but `traits.private`, the
+ * identities and the ids of the profiles merged into it.
+ */
 function publicProfile(profile: ProfileRecord): JsonObject {
-  return { ...profile, traits: { public: profile.traits.public } };
+  const visible: JsonObject = { ...profile, traits: { public: profile.traits.public } };
+  delete visible.ids;
+  delete visible.merged;
+  return visible;
 }
 
 function counted(saved: boolean, id: string | undefined): Counted {
@@ -62,7 +68,7 @@ export function respond(
         ids: outcome.events.map((e) => e.id),
         types: [...new Set(outcome.events.map((e) => e.type))],
       },
-      profile: counted(outcome.profileSaved, outcome.profile?.id),
+      profile: { saved: outcome.profilesSaved.length, errors: [], ids: outcome.profilesSaved, types: [] },
       execution: trace.execution(),
       segmentation: { errors: [], ids: [] },
       logs: trace.logs,

@@ -32,6 +32,7 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
       endpoint: 'track',
       source_id: source.id,
       session_id: payload.session.id,
+      profile_id: null,
       event_types: [...new Set(payload.events.map((e) => e.type))],
       request: { body: payload, profile_less: request.profileLess, ip: request.ip },
     });

@@ -42,35 +42,20 @@ export class EventValidator {
     return compiled && compiled.record.validation.enabled ? compiled : null;
   }
 
-  /** Checks every event; throws ValidationFailed listing every failure. Returns the types that had a schema. */
-  async check(subject: ValidationSubject): Promise<Set<string>> {
+  /** The schemas of the events' types, loaded once per type, to check the events in steps. */
+  async start(events: EventRecord[]): Promise<ValidationRun> {
     const schemas = new Map<string, CompiledEventType | null>();
-    for (const event of subject.events) {
+    for (const event of events) {
       if (!schemas.has(event.type)) schemas.set(event.type, await this.schemaOf(event.type));
     }
-    const failures: ValidationFailure[] = [];
-    const checked = new Set<string>();
-    subject.events.forEach((event, index) => {
-      const compiled = schemas.get(event.type);
-      if (!compiled) return;
-      checked.add(event.type);
-      const objects: Record<TargetObject, unknown> = {
-        event,
-        session: subject.session,
-        profile: subject.profile,
-      };
-      for (const target of compiled.targets) {
-        const root = objects[target.object];
-        if (root === null) continue;
-        const { found, value } = resolvePath(root, target.path);
-        let reason: string | null = null;
-        if (!found) reason = `no value at \`${target.path?.join('.') ?? '...'}\``;
-        else if (!target.validate(value)) reason = reasonOf(target.validate.errors?.[0]);
-        if (reason !== null) failures.push({ event: index, type: event.type, target: target.key, reason });
-      }
-    });
-    if (failures.length > 0) throw new ValidationFailed(failures);
-    return checked;
+    return new ValidationRun(events, schemas);
+  }
+
+  /** Checks every event; throws ValidationFailed listing every failure. Returns the types that had a schema. */
+  async check(subject: ValidationSubject): Promise<Set<string>> {
+    const run = await this.start(subject.events);
+    run.check(subject, () => true);
+    return run.finish();
   }
 
   /** Forgets a type at once: a change made through this process applies here immediately. */
@@ -81,5 +66,66 @@ export class EventValidator {
   /** Forgets every schema (changes may have been missed). */
   clear(): void {
     this.cache.clear();
+  }
+}
+
+/**
+ * The checks of one request's events, in steps (docs/api.md#applying-schemas): `event@` and
+ * `session@` targets first, `profile@` targets once the profile rules ran. `finish` throws every
+ * failure, ordered by event, then by target as saved, whatever step found it.
+ */
+export class ValidationRun {
+  readonly checked = new Set<string>();
+  private readonly found: { event: number; target: number; failure: ValidationFailure }[] = [];
+
+  constructor(
+    private readonly events: EventRecord[],
+    private readonly schemas: Map<string, CompiledEventType | null>,
+  ) {}
+
+  /** True when some event's schema has a target of this object. */
+  targets(object: TargetObject): boolean {
+    for (const compiled of this.schemas.values()) {
+      if (compiled?.targets.some((t) => t.object === object)) return true;
+    }
+    return false;
+  }
+
+  /** Checks the targets whose object `include` accepts. */
+  check(objects: Omit<ValidationSubject, 'events'>, include: (object: TargetObject) => boolean): void {
+    this.events.forEach((event, index) => {
+      const compiled = this.schemas.get(event.type);
+      if (!compiled) return;
+      this.checked.add(event.type);
+      const roots: Record<TargetObject, unknown> = {
+        event,
+        session: objects.session,
+        profile: objects.profile,
+      };
+      compiled.targets.forEach((target, order) => {
+        const root = roots[target.object];
+        if (root === null || !include(target.object)) return;
+        const { found, value } = resolvePath(root, target.path);
+        let reason: string | null = null;
+        if (!found) reason = `no value at \`${target.path?.join('.') ?? '...'}\``;
+        else if (!target.validate(value)) reason = reasonOf(target.validate.errors?.[0]);
+        if (reason !== null) {
+          this.found.push({
+            event: index,
+            target: order,
+            failure: { event: index, type: event.type, target: target.key, reason },
+          });
+        }
+      });
+    });
+  }
+
+  /** Throws ValidationFailed when anything failed; else the types that had a schema. */
+  finish(): Set<string> {
+    if (this.found.length > 0) {
+      this.found.sort((a, b) => a.event - b.event || a.target - b.target);
+      throw new ValidationFailed(this.found.map((f) => f.failure));
+    }
+    return this.checked;
   }
 }

@@ -104,7 +104,50 @@ export const profileProperties = {
   interests: anyObject,
 } as const;
 
-export const profileRecord = { $id: 'Profile', type: 'object', properties: profileProperties } as const;
+const identity = {
+  type: 'object',
+  properties: { type: { type: 'string' }, value: { type: 'string' } },
+  required: ['type', 'value'],
+} as const;
+
+export const profileRecord = {
+  $id: 'Profile',
+  type: 'object',
+  properties: {
+    ...profileProperties,
+    ids: { type: 'array', items: identity, description: 'identities (never returned by /track)' },
+    merged: {
+      type: 'array',
+      description: 'profiles merged into this one: their ids are aliases of it (never returned by /track)',
+      items: { type: 'object', properties: { id: { type: 'string' }, time } },
+    },
+  },
+} as const;
+
+const ruleOperation = {
+  type: 'object',
+  properties: {
+    op: { type: 'string' },
+    path: { type: 'string' },
+    from: { type: 'string' },
+    value: {},
+    type: { type: 'string' },
+  },
+} as const;
+
+export const profileRule = {
+  $id: 'ProfileRule',
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    enabled: { type: 'boolean' },
+    event_type: { type: 'string' },
+    source_id: { type: ['string', 'null'] },
+    operations: { type: 'array', items: ruleOperation },
+  },
+  required: ['id', 'name', 'enabled', 'event_type', 'source_id', 'operations'],
+} as const;
 
 export const eventTypeRecord = {
   $id: 'EventType',
@@ -143,6 +186,7 @@ export const rejectedRecord = {
     endpoint: { type: 'string', enum: ['track', 'collect'] },
     source_id: { type: 'string' },
     session_id: { type: ['string', 'null'] },
+    profile_id: { type: ['string', 'null'], description: 'the stored profile the request was resolved to' },
     event_types: { type: 'array', items: { type: 'string' } },
     detail: { type: 'string' },
     errors: { type: 'array', items: validationFailure },
@@ -167,4 +211,5 @@ export const recordSchemas = [
   profileRecord,
   eventTypeRecord,
   rejectedRecord,
+  profileRule,
 ];

@@ -75,6 +75,37 @@ export const migrations: string[] = [
   ALTER TABLE rejected ADD COLUMN size integer NOT NULL DEFAULT 0;
   UPDATE rejected SET size = octet_length(coalesce(doc::text, raw::text));
   `,
+  // Profile rules (kept in the order they were first saved: `seq`; `json` keeps their values as
+  // sent), identities (one profile per type and value: the key that decides merges), aliases of
+  // merged profiles, and the session and profile of each quarantined request, so that erasing a
+  // profile erases its refused requests too. A refused request whose raw text holds U+0000 keeps no
+  // session id: json cannot give such a string back as text.
+  `
+  CREATE TABLE profile_rules (
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    id text COLLATE "C" PRIMARY KEY,
+    event_type text COLLATE "C" NOT NULL,
+    doc json NOT NULL
+  );
+  CREATE INDEX profile_rules_type ON profile_rules (event_type, seq);
+  CREATE TABLE identities (
+    type text COLLATE "C" NOT NULL,
+    value text COLLATE "C" NOT NULL,
+    profile_id text COLLATE "C" NOT NULL,
+    PRIMARY KEY (type, value)
+  );
+  CREATE INDEX identities_profile ON identities (profile_id);
+  CREATE TABLE profile_aliases (
+    alias text COLLATE "C" PRIMARY KEY,
+    profile_id text COLLATE "C" NOT NULL
+  );
+  CREATE INDEX profile_aliases_profile ON profile_aliases (profile_id);
+  ALTER TABLE rejected ADD COLUMN session_id text COLLATE "C", ADD COLUMN profile_id text COLLATE "C";
+  UPDATE rejected SET session_id = CASE WHEN doc IS NOT NULL THEN doc->>'session_id'
+    WHEN raw::text NOT LIKE '%\\\\u0000%' THEN raw->>'session_id' END;
+  CREATE INDEX rejected_session ON rejected (session_id) WHERE session_id IS NOT NULL;
+  CREATE INDEX rejected_profile ON rejected (profile_id) WHERE profile_id IS NOT NULL;
+  `,
 ];
 
 const LOCK_KEY = 'event-collector.schema_migrations';

@@ -5,9 +5,10 @@ import { clientConfig, type ConnectionOptions } from './connection.js';
 /**
  * Change notifications between the processes sharing one database (LISTEN/NOTIFY).
  *
- * Every statement that writes an event source or an event type also sends, in the same statement
+ * Every statement that writes an event source, an event type or a profile rule also sends, in the same statement
  * (so at its commit, and only if it commits), `pg_notify` on one channel with the JSON payload
- * `{"schema": current_schema(), "kind": "source" | "event_type", "id": …}`. Each process holds one
+ * `{"schema": current_schema(), "kind": "source" | "event_type" | "profile_rule", "id": …}` (for
+ * a profile rule, `id` is the event type whose rules changed). Each process holds one
  * dedicated connection that LISTENs and hands the changes of its own schema to the subscribers.
  * PostgreSQL delivers a notification only after the commit, so a cache entry reloaded after it
  * sees the change.
@@ -22,15 +23,22 @@ export const CHANNEL = 'event_collector_changes';
 const MAX_PAYLOAD = 7900;
 
 /**
+ * A SELECT announcing each row of `relation` (a name from the statement's WITH list with an `id`
+ * column), one row per announcement; `columns` are selected before it (`previous, `).
+ */
+export function announcingRows(kind: StoreChange['kind'], relation: string, columns = ''): string {
+  const base = `'schema', current_schema(), 'kind', '${kind}'`;
+  return `SELECT ${columns}pg_notify('${CHANNEL}', CASE WHEN octet_length(text) < ${MAX_PAYLOAD} THEN text
+      ELSE json_build_object(${base})::text END)
+    FROM (SELECT *, json_build_object(${base}, 'id', id)::text AS text FROM ${relation}) payload`;
+}
+
+/**
  * The write `write` (an INSERT/UPDATE/DELETE without RETURNING) as one statement that also announces
  * each row it wrote; it answers one row per written row, so `rowCount` is what the write counted.
  */
 export function announcing(kind: StoreChange['kind'], write: string, idColumn: string): string {
-  const base = `'schema', current_schema(), 'kind', '${kind}'`;
-  return `WITH changed AS (${write} RETURNING ${idColumn} AS id),
-    payload AS (SELECT json_build_object(${base}, 'id', id)::text AS text FROM changed)
-    SELECT pg_notify('${CHANNEL}', CASE WHEN octet_length(text) < ${MAX_PAYLOAD} THEN text
-      ELSE json_build_object(${base})::text END) FROM payload`;
+  return `WITH changed AS (${write} RETURNING ${idColumn} AS id) ${announcingRows(kind, 'changed')}`;
 }
 
 /** First wait before reconnecting; it doubles after each failure up to RETRY_MAX_MS. */
@@ -42,6 +50,8 @@ const HEARTBEAT_MS = 15_000;
 const HEARTBEAT_TIMEOUT_MS = 5000;
 
 const ignore = () => undefined;
+
+const KINDS: StoreChange['kind'][] = ['source', 'event_type', 'profile_rule'];
 
 type Listener = (change: StoreChange) => void;
 
@@ -113,8 +123,7 @@ export class ChangeFeed {
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
     // Whatever changed before LISTEN took effect was not announced to this connection.
-    this.emit({ kind: 'source', id: null });
-    this.emit({ kind: 'event_type', id: null });
+    for (const kind of KINDS) this.emit({ kind, id: null });
   }
 
   private retry(): void {
@@ -162,10 +171,11 @@ export class ChangeFeed {
       return;
     }
     if (message === null || typeof message !== 'object' || message.schema !== this.schema) return;
-    if (message.kind !== 'source' && message.kind !== 'event_type') return;
+    const kind = KINDS.find((k) => k === message.kind);
+    if (kind === undefined) return;
     // An id with U+FFFD may stand for one written with U+0000 (see `storable`): forget the kind.
     const id = typeof message.id === 'string' && !message.id.includes('\uFFFD') ? message.id : null;
-    this.emit({ kind: message.kind, id });
+    this.emit({ kind, id });
   }
 
   private emit(change: StoreChange): void {

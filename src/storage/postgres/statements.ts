@@ -2,7 +2,7 @@
  * The SQL of the PostgreSQL store: static statements, prepared once per connection (by name), and
  * how values and documents cross to and from them.
  */
-import { announcing } from './notify.js';
+import { announcing, announcingRows } from './notify.js';
 
 /**
  * PostgreSQL text cannot hold U+0000. In ids and other key values (never in documents, where JSON
@@ -42,12 +42,66 @@ export const SQL = {
     text: announcing('source', 'DELETE FROM sources WHERE id = $1', 'id'),
   },
   getSession: { name: 'get-session', text: 'SELECT doc, raw, version FROM sessions WHERE id = $1' },
-  getProfile: { name: 'get-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1' },
+  // A merged profile's id is an alias: it answers the survivor.
+  getProfile: {
+    name: 'get-profile',
+    text: `SELECT doc, raw FROM profiles WHERE id = $1
+      UNION ALL SELECT p.doc, p.raw FROM profile_aliases a JOIN profiles p ON p.id = a.profile_id WHERE a.alias = $1
+      LIMIT 1`,
+  },
+  findByIdentity: {
+    name: 'find-by-identity',
+    text: 'SELECT p.doc, p.raw FROM identities i JOIN profiles p ON p.id = i.profile_id WHERE i.type = $1 AND i.value = $2',
+  },
+  // Visits and rule changes do not change the key: NO KEY UPDATE lets the requests that only
+  // require a profile to exist (FOR KEY SHARE) go on. Merges delete a profile: FOR UPDATE.
   lockProfiles: {
     name: 'lock-profiles',
+    text: 'SELECT id, doc, raw FROM profiles WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE',
+  },
+  lockProfilesForMerge: {
+    name: 'lock-profiles-for-merge',
     text: 'SELECT id, doc, raw FROM profiles WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
   },
-  lockProfile: { name: 'lock-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1 FOR UPDATE' },
+  lockProfile: { name: 'lock-profile', text: 'SELECT id, doc, raw FROM profiles WHERE id = $1 FOR UPDATE' },
+  aliasTarget: { name: 'alias-target', text: 'SELECT profile_id FROM profile_aliases WHERE alias = $1' },
+  identityHolders: {
+    name: 'identity-holders',
+    text: 'SELECT DISTINCT profile_id FROM identities i JOIN unnest($1::text[], $2::text[]) k (type, value) USING (type, value)',
+  },
+  identityHolder: {
+    name: 'identity-holder',
+    text: 'SELECT profile_id FROM identities WHERE type = $1 AND value = $2',
+  },
+  insertIdentity: {
+    name: 'insert-identity',
+    text: 'INSERT INTO identities (type, value, profile_id) VALUES ($1, $2, $3) ON CONFLICT (type, value) DO NOTHING',
+  },
+  deleteIdentity: { name: 'delete-identity', text: 'DELETE FROM identities WHERE type = $1 AND value = $2' },
+  updateProfile: {
+    name: 'update-profile',
+    text: 'UPDATE profiles SET doc = $2::jsonb, raw = $3::json WHERE id = $1',
+  },
+  // Everything of profile $2 becomes $1's, and $2 an alias of $1: one statement, one round trip.
+  // $3 and $4 are `"profile":{"id":…}` of each, to rewrite the documents kept as raw json text.
+  mergeProfile: {
+    name: 'merge-profile',
+    text: `WITH sessions_moved AS (UPDATE sessions SET profile_id = $1,
+        doc = CASE WHEN doc IS NULL THEN NULL ELSE jsonb_set(doc, '{profile}', jsonb_build_object('id', $1::text)) END,
+        raw = CASE WHEN raw IS NULL THEN NULL ELSE replace(raw::text, $4, $3)::json END,
+        version = version + 1 WHERE profile_id = $2),
+      events_moved AS (UPDATE events SET profile_id = $1,
+        doc = CASE WHEN doc IS NULL THEN NULL ELSE jsonb_set(doc, '{profile}', jsonb_build_object('id', $1::text)) END,
+        raw = CASE WHEN raw IS NULL THEN NULL ELSE replace(raw::text, $4, $3)::json END
+        WHERE profile_id = $2),
+      identities_moved AS (UPDATE identities SET profile_id = $1 WHERE profile_id = $2),
+      aliases_moved AS (UPDATE profile_aliases SET profile_id = $1 WHERE profile_id = $2),
+      alias AS (INSERT INTO profile_aliases (alias, profile_id) VALUES ($2, $1)
+        ON CONFLICT (alias) DO UPDATE SET profile_id = excluded.profile_id),
+      rejected_moved AS (UPDATE rejected SET profile_id = $1 WHERE profile_id = $2),
+      merged AS (DELETE FROM profiles WHERE id = $2)
+      SELECT 1`,
+  },
   getEvent: { name: 'get-event', text: 'SELECT doc, raw FROM events WHERE id = $1' },
   eraseSessionEvents: {
     name: 'erase-session-events',
@@ -56,6 +110,31 @@ export const SQL = {
   eraseProfileEvents: { name: 'erase-profile-events', text: 'DELETE FROM events WHERE profile_id = $1' },
   eraseSessions: { name: 'erase-sessions', text: 'DELETE FROM sessions WHERE profile_id = $1' },
   eraseProfile: { name: 'erase-profile', text: 'DELETE FROM profiles WHERE id = $1' },
+  eraseRejected: {
+    name: 'erase-rejected',
+    text: 'DELETE FROM rejected WHERE profile_id = $1 OR session_id IN (SELECT id FROM sessions WHERE profile_id = $1)',
+  },
+  eraseIdentities: { name: 'erase-identities', text: 'DELETE FROM identities WHERE profile_id = $1' },
+  eraseAliases: { name: 'erase-aliases', text: 'DELETE FROM profile_aliases WHERE profile_id = $1' },
+  putProfileRule: {
+    name: 'put-profile-rule',
+    text: `WITH old AS (SELECT event_type FROM profile_rules WHERE id = $1),
+      saved AS (INSERT INTO profile_rules (id, event_type, doc) VALUES ($1, $2, $3)
+        ON CONFLICT (id) DO UPDATE SET event_type = excluded.event_type, doc = excluded.doc RETURNING event_type),
+      types AS (SELECT event_type AS id FROM old UNION SELECT event_type FROM saved)
+      ${announcingRows('profile_rule', 'types', '(SELECT event_type FROM old) AS previous, ')}`,
+  },
+  getProfileRule: { name: 'get-profile-rule', text: 'SELECT doc FROM profile_rules WHERE id = $1' },
+  listProfileRules: { name: 'list-profile-rules', text: 'SELECT doc FROM profile_rules ORDER BY seq' },
+  listProfileRulesOfType: {
+    name: 'list-profile-rules-of-type',
+    text: 'SELECT doc FROM profile_rules WHERE event_type = $1 ORDER BY seq',
+  },
+  deleteProfileRule: {
+    name: 'delete-profile-rule',
+    text: `WITH changed AS (DELETE FROM profile_rules WHERE id = $1 RETURNING event_type AS id)
+      ${announcingRows('profile_rule', 'changed', 'id AS event_type, ')}`,
+  },
   putEventType: {
     name: 'put-event-type',
     text: announcing(
@@ -72,7 +151,7 @@ export const SQL = {
   },
   putRejected: {
     name: 'put-rejected',
-    text: 'INSERT INTO rejected (id, time, source_id, event_types, doc, raw, size) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    text: 'INSERT INTO rejected (id, time, source_id, session_id, profile_id, event_types, doc, raw, size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
   },
   getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
   deleteRejected: { name: 'delete-rejected', text: 'DELETE FROM rejected WHERE id = $1' },

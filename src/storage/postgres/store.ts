@@ -4,7 +4,9 @@ import type {
   EventRecord,
   EventSource,
   EventTypeRecord,
+  IdentityKey,
   ProfileRecord,
+  ProfileRule,
   RejectedRecord,
   StoredSession,
   WriteSet,
@@ -14,6 +16,7 @@ import type {
   ErasedCounts,
   EventFilter,
   EventPosition,
+  ProfileRuleFilter,
   RejectedFilter,
   Store,
   StoreChange,
@@ -27,6 +30,8 @@ import { listEvents, listRejected } from './reads.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
 import { documentColumns as columns } from './write-set.js';
 import { BatchWrites } from './writes.js';
+import { eraseProfile } from './profiles.js';
+import { profileOf } from '../../model/profiles.js';
 
 /** Longest a health check waits for the database. */
 const PING_TIMEOUT_MS = 2000;
@@ -186,7 +191,41 @@ export class PostgresStore implements Store {
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
-    return docOf<ProfileRecord>((await this.query<DocRow>(SQL.getProfile, [id])).rows[0]);
+    const doc = docOf<ProfileRecord>((await this.query<DocRow>(SQL.getProfile, [id])).rows[0]);
+    return doc && profileOf(doc);
+  }
+
+  async findProfileByIdentity(key: IdentityKey): Promise<ProfileRecord | null> {
+    const rows = (await this.query<DocRow>(SQL.findByIdentity, [key.type, key.value])).rows;
+    const doc = docOf<ProfileRecord>(rows[0]);
+    return doc && profileOf(doc);
+  }
+
+  async putProfileRule(rule: ProfileRule): Promise<string | null> {
+    // `json`, not jsonb: values are kept as sent (U+0000 included).
+    const { rows } = await this.query<{ previous: string | null }>(SQL.putProfileRule, [
+      rule.id,
+      rule.event_type,
+      JSON.stringify(rule),
+    ]);
+    return rows[0]?.previous ?? null;
+  }
+
+  async getProfileRule(id: string): Promise<ProfileRule | null> {
+    return (await this.query<{ doc: ProfileRule }>(SQL.getProfileRule, [id])).rows[0]?.doc ?? null;
+  }
+
+  async listProfileRules(filter: ProfileRuleFilter): Promise<ProfileRule[]> {
+    const { rows } =
+      filter.eventType === undefined
+        ? await this.query<{ doc: ProfileRule }>(SQL.listProfileRules)
+        : await this.query<{ doc: ProfileRule }>(SQL.listProfileRulesOfType, [filter.eventType]);
+    return rows.map((row) => row.doc);
+  }
+
+  async deleteProfileRule(id: string): Promise<string | null> {
+    const { rows } = await this.query<{ event_type: string }>(SQL.deleteProfileRule, [id]);
+    return rows[0]?.event_type ?? null;
   }
 
   async getEvent(id: string): Promise<EventRecord | null> {
@@ -206,17 +245,7 @@ export class PostgresStore implements Store {
   }
 
   async eraseProfile(id: string): Promise<ErasedCounts | null> {
-    return this.transaction(async (client) => {
-      const key = storable(id);
-      const locked = await client.query({ ...SQL.lockProfile, values: [key] });
-      if (locked.rowCount === 0) return null;
-      const count = async (statement: Statement) =>
-        (await client.query({ ...statement, values: [key] })).rowCount ?? 0;
-      const events = (await count(SQL.eraseSessionEvents)) + (await count(SQL.eraseProfileEvents));
-      const sessions = await count(SQL.eraseSessions);
-      const profiles = await count(SQL.eraseProfile);
-      return { profiles, sessions, events };
-    });
+    return this.transaction((client) => eraseProfile(client, id));
   }
 
   async putEventType(record: EventTypeRecord): Promise<void> {
@@ -244,6 +273,8 @@ export class PostgresStore implements Store {
       record.id,
       record.time,
       record.source_id,
+      record.session_id,
+      record.profile_id ?? null,
       record.event_types,
       doc,
       raw,

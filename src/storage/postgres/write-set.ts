@@ -1,4 +1,5 @@
-import type { ProfileRecord, WriteSet } from '../../model/records.js';
+import type { IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
+import { applyOps, splitChange } from '../../model/profile-ops.js';
 import { applyVisit } from '../../model/profiles.js';
 
 /**
@@ -19,8 +20,12 @@ export type WritePlan =
   | { conflict: 'profile' }
   | {
       statement: { name: string; text: string; values: unknown[] };
-      /** The profile as this write set leaves it (created or visited), when it has one. */
+      /** The profile as this write set leaves it (created, visited or changed), when it read one. */
       profile: ProfileRecord | null;
+      /** True when the statement creates or alters the stored profile. */
+      changed: boolean;
+      /** The identities to attach once the statement has written (profiles.ts). */
+      identities: IdentityKey[];
     };
 
 const EVENT_COLUMNS = 'id, insert_time, type, source_id, session_id, profile_id, doc, raw';
@@ -29,9 +34,12 @@ const EVENT_TYPES = ['text', 'timestamptz', 'text', 'text', 'text', 'text', 'jso
 /**
  * Plans one write set as a single statement. The session write (insert if absent, or update at the
  * expected version) comes first and everything else is written only when it wrote a row, so that a
- * session conflict writes nothing; the statement answers `written` false then. A visit is applied
- * to `current`, the stored profile the caller read under a row lock; without one, the write set is
- * a profile conflict and nothing is sent.
+ * session conflict writes nothing; the statement answers `written` false then. A visit and the
+ * rules' operations are applied to `current`, the stored profile the caller read under a row lock;
+ * without one, the write set is a profile conflict and nothing is sent. A write set that only
+ * requires its profile to exist takes a key-share lock on it in the statement (so that a merge or
+ * an erasure waits for it, or it sees the profile gone) and writes nothing without it: the
+ * statement answers `profile_ok` false then.
  */
 export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecord | null): WritePlan {
   const values: unknown[] = [];
@@ -42,6 +50,31 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
   const parts: string[] = [];
   const shape: string[] = [];
 
+  const p = ws.profile;
+  const { ops, identities } = splitChange(p?.change ?? null);
+  let profile: ProfileRecord | null = null;
+  let changed = false;
+  const guarded = p !== undefined && p.op === 'keep' && ops.length === 0 && identities.length === 0;
+  if (p && p.op !== 'create' && !guarded) {
+    const stored = current(p.id);
+    if (!stored) return { conflict: 'profile' };
+    profile = stored;
+    if (p.op === 'visit') {
+      profile = applyVisit(profile, p.at);
+      changed = true;
+    }
+    if (ops.length > 0) {
+      const result = applyOps(profile, ops, p.change!.at);
+      profile = result.profile;
+      changed ||= result.changed;
+    }
+  }
+  if (guarded) {
+    shape.push('k');
+    parts.push(`k AS (SELECT FROM profiles WHERE id = ${param(p.id, 'text')} FOR KEY SHARE)`);
+  }
+  const ifGuard = guarded ? ['EXISTS (SELECT FROM k)'] : [];
+
   if (ws.session) {
     const { record, expectVersion } = ws.session;
     const [doc, raw] = documentColumns(record);
@@ -51,36 +84,36 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     const rawParam = param(raw, 'json');
     if (expectVersion === null) {
       shape.push('si');
+      const where = ifGuard.length ? ` WHERE ${ifGuard.join(' AND ')}` : '';
       parts.push(
-        `s AS (INSERT INTO sessions (id, profile_id, version, doc, raw) VALUES (${id}, ${profileId}, 1, ${docParam}, ${rawParam}) ON CONFLICT (id) DO NOTHING RETURNING 1)`,
+        `s AS (INSERT INTO sessions (id, profile_id, version, doc, raw) SELECT ${id}, ${profileId}, 1, ${docParam}, ${rawParam}${where} ON CONFLICT (id) DO NOTHING RETURNING 1)`,
       );
     } else {
       shape.push('su');
       const version = param(expectVersion, 'integer');
+      const and = ifGuard.map((c) => ` AND ${c}`).join('');
       parts.push(
-        `s AS (UPDATE sessions SET profile_id = ${profileId}, doc = ${docParam}, raw = ${rawParam}, version = version + 1 WHERE id = ${id} AND version = ${version} RETURNING 1)`,
+        `s AS (UPDATE sessions SET profile_id = ${profileId}, doc = ${docParam}, raw = ${rawParam}, version = version + 1 WHERE id = ${id} AND version = ${version}${and} RETURNING 1)`,
       );
     }
   }
-  const ifSession = ws.session ? ' WHERE EXISTS (SELECT FROM s)' : '';
-  const andIfSession = ws.session ? ' AND EXISTS (SELECT FROM s)' : '';
+  const conditions = [...ifGuard, ...(ws.session ? ['EXISTS (SELECT FROM s)'] : [])];
+  const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
+  const and = conditions.map((c) => ` AND ${c}`).join('');
 
-  let profile: ProfileRecord | null = null;
-  if (ws.profile?.op === 'create') {
+  if (p?.op === 'create') {
     shape.push('pc');
-    profile = ws.profile.record;
+    profile = p.record;
+    changed = true;
     const [doc, raw] = documentColumns(profile);
     parts.push(
-      `p AS (INSERT INTO profiles (id, doc, raw) SELECT ${param(profile.id, 'text')}, ${param(doc, 'jsonb')}, ${param(raw, 'json')}${ifSession} RETURNING 1)`,
+      `p AS (INSERT INTO profiles (id, doc, raw) SELECT ${param(profile.id, 'text')}, ${param(doc, 'jsonb')}, ${param(raw, 'json')}${where} RETURNING 1)`,
     );
-  } else if (ws.profile?.op === 'visit') {
-    shape.push('pv');
-    const stored = current(ws.profile.id);
-    if (!stored) return { conflict: 'profile' };
-    profile = applyVisit(stored, ws.profile.at);
+  } else if (profile && changed) {
+    shape.push('pu');
     const [doc, raw] = documentColumns(profile);
     parts.push(
-      `p AS (UPDATE profiles SET doc = ${param(doc, 'jsonb')}, raw = ${param(raw, 'json')} WHERE id = ${param(profile.id)}${andIfSession} RETURNING 1)`,
+      `p AS (UPDATE profiles SET doc = ${param(doc, 'jsonb')}, raw = ${param(raw, 'json')} WHERE id = ${param(profile.id)}${and} RETURNING 1)`,
     );
   }
 
@@ -101,11 +134,14 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     }
     const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`)).join(', ');
     parts.push(
-      `e AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays})${ifSession} RETURNING 1)`,
+      `e AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays})${where} RETURNING 1)`,
     );
   }
 
-  const result = ws.session ? 'SELECT EXISTS (SELECT FROM s) AS written' : 'SELECT true AS written';
+  const written = ws.session ? 'EXISTS (SELECT FROM s)' : 'true';
+  const profileOk = guarded ? 'EXISTS (SELECT FROM k)' : 'true';
+  const result = `SELECT ${written} AS written, ${profileOk} AS profile_ok`;
   const text = parts.length > 0 ? `WITH ${parts.join(', ')} ${result}` : result;
-  return { statement: { name: `write-${shape.join('-') || 'nothing'}`, text, values }, profile };
+  const name = `write-${shape.join('-') || 'nothing'}`;
+  return { statement: { name, text, values }, profile, changed, identities };
 }

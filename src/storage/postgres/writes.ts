@@ -3,7 +3,10 @@
  * transaction, each isolated in a savepoint, sent pipelined on one connection.
  */
 import type pg from 'pg';
-import type { CommitResult, ProfileRecord, WriteSet } from '../../model/records.js';
+import type { CommitResult, IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
+import { splitChange } from '../../model/profile-ops.js';
+import { profileOf } from '../../model/profiles.js';
+import { attachIdentities } from './profiles.js';
 import type { ItemOutcome } from '../group-commit.js';
 import { causeOf, isConnectionLost, isRetryable, isUnavailable, translate } from './errors.js';
 import { docOf, SQL, storable, type DocRow } from './statements.js';
@@ -52,39 +55,59 @@ export class BatchWrites {
 
   private batchTransaction(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
     return this.transaction(async (client) => {
-      const profiles = await this.lockVisitedProfiles(client, items);
+      const profiles = await this.lockProfiles(client, items);
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       let next = 0;
-      while (next < items.length) next = await this.writeChunk(client, items, next, profiles, outcomes);
+      while (next < items.length) {
+        next = hasIdentities(items[next]!)
+          ? await this.writeWithIdentities(client, items, next, profiles, outcomes)
+          : await this.writeChunk(client, items, next, profiles, outcomes);
+      }
       return outcomes;
     });
   }
 
-  /** Locks the stored profiles that the batch visits (in id order) and returns their documents. */
-  private async lockVisitedProfiles(
-    client: pg.PoolClient,
-    items: WriteSet[],
-  ): Promise<Map<string, ProfileRecord>> {
+  /**
+   * Locks the stored profiles that the batch changes (visits, rules' operations, identities), in id
+   * order, and returns their documents. When the batch attaches identities, the profiles holding
+   * them now are locked too, FOR UPDATE, since a merge deletes one of them.
+   */
+  private async lockProfiles(client: pg.PoolClient, items: WriteSet[]): Promise<Map<string, ProfileRecord>> {
     const ids = new Set<string>();
-    for (const ws of items) if (ws.profile?.op === 'visit') ids.add(ws.profile.id);
+    const keys: IdentityKey[] = [];
+    for (const ws of items) {
+      const p = ws.profile;
+      if (!p) continue;
+      const { ops, identities } = splitChange(p.change ?? null);
+      if (p.op !== 'create' && (p.op === 'visit' || ops.length > 0 || identities.length > 0)) ids.add(p.id);
+      keys.push(...identities);
+    }
+    if (keys.length > 0) {
+      const { rows } = await client.query<{ profile_id: string }>({
+        ...SQL.identityHolders,
+        values: [keys.map((k) => storable(k.type)), keys.map((k) => storable(k.value))],
+      });
+      for (const row of rows) ids.add(row.profile_id);
+    }
     const profiles = new Map<string, ProfileRecord>();
     if (ids.size === 0) return profiles;
+    const statement = keys.length > 0 ? SQL.lockProfilesForMerge : SQL.lockProfiles;
     const { rows } = await client.query<DocRow & { id: string }>({
-      ...SQL.lockProfiles,
+      ...statement,
       values: [[...ids].map(storable)],
     });
-    for (const row of rows) profiles.set(row.id, docOf<ProfileRecord>(row)!);
+    for (const row of rows) profiles.set(row.id, profileOf(docOf<ProfileRecord>(row)!));
     return profiles;
   }
 
   /**
    * Writes the write sets from `start` on, each between SAVEPOINT and RELEASE, sending them all at
    * once (the connection pipelines them: one round trip for the lot). The chunk stops before a write
-   * set whose profile an earlier one of the chunk creates or visits, since its visit must see that
-   * write set's outcome. When a statement fails, the server ignores what follows until ROLLBACK TO
-   * SAVEPOINT: that write set gets the error and the ones after it are sent again. `profiles` holds
-   * the current documents of the locked profiles and takes the changes of each write set kept.
-   * Returns the index of the first write set not done.
+   * set whose profile an earlier one of the chunk creates or changes, since it must see that write
+   * set's outcome, and before one that attaches identities (written alone). When a statement fails,
+   * the server ignores what follows until ROLLBACK TO SAVEPOINT: that write set gets the error and
+   * the ones after it are sent again. `profiles` holds the current documents of the locked profiles
+   * and takes the changes of each write set kept. Returns the index of the first write set not done.
    */
   private async writeChunk(
     client: pg.PoolClient,
@@ -94,10 +117,11 @@ export class BatchWrites {
     outcomes: ItemOutcome<CommitResult>[],
   ): Promise<number> {
     const touched = new Set<string>();
-    const planned: { index: number; plan: Extract<WritePlan, { statement: unknown }> }[] = [];
+    const planned: { index: number; plan: Planned }[] = [];
     let end = start;
     for (; end < items.length; end++) {
       const ws = items[end]!;
+      if (end > start && hasIdentities(ws)) break;
       const profileId = ws.profile?.op === 'create' ? ws.profile.record.id : ws.profile?.id;
       if (profileId !== undefined) {
         if (touched.has(profileId)) break;
@@ -110,7 +134,7 @@ export class BatchWrites {
     const sent = planned.map(({ plan: { statement } }) =>
       Promise.allSettled([
         client.query('SAVEPOINT write_set'),
-        client.query<{ written: boolean }>({ ...statement, values: statement.values.map(storable) }),
+        client.query<WriteAnswer>({ ...statement, values: statement.values.map(storable) }),
         client.query('RELEASE SAVEPOINT write_set'),
       ]),
     );
@@ -127,13 +151,72 @@ export class BatchWrites {
         outcomes[index] = { ok: false, error };
         return index + 1;
       }
-      if (write.status === 'fulfilled' && write.value.rows[0]?.written === true) {
-        if (plan.profile) profiles.set(plan.profile.id, plan.profile);
-        outcomes[index] = { ok: true, value: { ok: true, profile: plan.profile } };
-      } else {
-        outcomes[index] = { ok: true, value: { ok: false, conflict: 'session' } };
-      }
+      const answer = write.status === 'fulfilled' ? write.value.rows[0] : undefined;
+      outcomes[index] = { ok: true, value: this.committed(answer, plan, profiles) };
     }
     return end;
   }
+
+  /** What a written statement means: a conflict, or the write set committed with its profile. */
+  private committed(answer: WriteAnswer | undefined, plan: Planned, profiles: Map<string, ProfileRecord>) {
+    if (answer?.profile_ok === false) return { ok: false as const, conflict: 'profile' as const };
+    if (answer?.written !== true) return { ok: false as const, conflict: 'session' as const };
+    if (plan.profile) profiles.set(plan.profile.id, plan.profile);
+    return { ok: true as const, profile: plan.profile, profileChanged: plan.changed, merges: [], notes: [] };
+  }
+
+  /**
+   * One write set that attaches identities: its statement, then the identities one by one (each
+   * may merge its profile into another), all in one savepoint. A conflict or an error undoes it alone.
+   */
+  private async writeWithIdentities(
+    client: pg.PoolClient,
+    items: WriteSet[],
+    index: number,
+    profiles: Map<string, ProfileRecord>,
+    outcomes: ItemOutcome<CommitResult>[],
+  ): Promise<number> {
+    const ws = items[index]!;
+    const plan = planWriteSet(ws, (id) => profiles.get(id) ?? null);
+    if ('conflict' in plan) {
+      outcomes[index] = { ok: true, value: { ok: false, conflict: plan.conflict } };
+      return index + 1;
+    }
+    await client.query('SAVEPOINT write_set');
+    try {
+      const { statement } = plan;
+      const answer = (
+        await client.query<WriteAnswer>({ ...statement, values: statement.values.map(storable) })
+      ).rows[0];
+      const committed = this.committed(answer, plan, new Map());
+      if (!committed.ok) {
+        await client.query('ROLLBACK TO SAVEPOINT write_set');
+        outcomes[index] = { ok: true, value: committed };
+        return index + 1;
+      }
+      const attached = await attachIdentities(client, plan.profile!, plan.identities, ws.profile!.change!.at);
+      await client.query('RELEASE SAVEPOINT write_set');
+      for (const id of attached.gone) profiles.delete(id);
+      profiles.set(attached.profile.id, attached.profile);
+      const { profile, merges, notes } = attached;
+      const profileChanged = plan.changed || attached.changed;
+      outcomes[index] = { ok: true, value: { ok: true, profile, profileChanged, merges, notes } };
+    } catch (error) {
+      if (isConnectionLost(error)) throw error;
+      await client.query('ROLLBACK TO SAVEPOINT write_set');
+      outcomes[index] = { ok: false, error };
+    }
+    return index + 1;
+  }
+}
+
+type Planned = Extract<WritePlan, { statement: unknown }>;
+
+interface WriteAnswer {
+  written: boolean;
+  profile_ok: boolean;
+}
+
+function hasIdentities(ws: WriteSet): boolean {
+  return ws.profile?.change?.steps.some((step) => step.ops.some((op) => op.op === 'identify')) ?? false;
 }

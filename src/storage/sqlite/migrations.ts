@@ -110,3 +110,30 @@ migrations.push(`
   ALTER TABLE rejected ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
   UPDATE rejected SET size = length(CAST(doc AS BLOB));
 `);
+
+// Profile rules (kept in the order they were first saved: `seq`), identities (one profile per
+// type and value: the key that decides merges), aliases of merged profiles, and the session and
+// profile of each quarantined request, so that erasing a profile erases its refused requests too.
+migrations.push(`
+  CREATE TABLE profile_rules (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    event_type TEXT NOT NULL,
+    doc TEXT NOT NULL
+  );
+  CREATE INDEX profile_rules_type ON profile_rules (event_type, seq);
+  CREATE TABLE identities (
+    type TEXT NOT NULL,
+    value TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    PRIMARY KEY (type, value)
+  ) WITHOUT ROWID;
+  CREATE INDEX identities_profile ON identities (profile_id);
+  CREATE TABLE profile_aliases (alias TEXT PRIMARY KEY, profile_id TEXT NOT NULL) WITHOUT ROWID;
+  CREATE INDEX profile_aliases_profile ON profile_aliases (profile_id);
+  ALTER TABLE rejected ADD COLUMN session_id TEXT;
+  ALTER TABLE rejected ADD COLUMN profile_id TEXT;
+  UPDATE rejected SET session_id = json_extract(doc, '$.session_id');
+  CREATE INDEX rejected_session ON rejected (session_id) WHERE session_id IS NOT NULL;
+  CREATE INDEX rejected_profile ON rejected (profile_id) WHERE profile_id IS NOT NULL;
+`);

@@ -13,6 +13,16 @@ export function readStatements(db: Database.Database) {
     getEventType: db.prepare('SELECT doc FROM event_types WHERE event_type = ?').pluck(),
     listEventTypes: db.prepare('SELECT doc FROM event_types ORDER BY event_type').pluck(),
     getRejected: db.prepare('SELECT doc FROM rejected WHERE id = ?').pluck(),
+    getProfileRule: db.prepare('SELECT doc FROM profile_rules WHERE id = ?').pluck(),
+    listProfileRules: db.prepare('SELECT doc FROM profile_rules ORDER BY seq').pluck(),
+    listProfileRulesOfType: db
+      .prepare('SELECT doc FROM profile_rules WHERE event_type = ? ORDER BY seq')
+      .pluck(),
+    findByIdentity: db
+      .prepare(
+        'SELECT p.doc FROM identities i JOIN profiles p ON p.id = i.profile_id WHERE i.type = ? AND i.value = ?',
+      )
+      .pluck(),
   };
 }
 
@@ -36,6 +46,8 @@ export function writeStatements(db: Database.Database) {
       )
       .pluck(),
     getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
+    profileExists: db.prepare('SELECT 1 FROM profiles WHERE id = ?').pluck(),
+    aliasTarget: db.prepare('SELECT profile_id FROM profile_aliases WHERE alias = ?').pluck(),
     getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?').raw(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
@@ -64,12 +76,38 @@ export function writeStatements(db: Database.Database) {
       .pluck(),
     eraseSessions: db.prepare('DELETE FROM sessions WHERE profile_id = ?'),
     eraseProfile: db.prepare('DELETE FROM profiles WHERE id = ?'),
+    eraseRejected: db.prepare(
+      'DELETE FROM rejected WHERE profile_id = @id OR session_id IN (SELECT id FROM sessions WHERE profile_id = @id)',
+    ),
+    eraseIdentities: db.prepare('DELETE FROM identities WHERE profile_id = ?'),
+    eraseAliases: db.prepare('DELETE FROM profile_aliases WHERE profile_id = ?'),
+    ruleType: db.prepare('SELECT event_type FROM profile_rules WHERE id = ?').pluck(),
+    putProfileRule: db.prepare(
+      'INSERT INTO profile_rules (id, event_type, doc) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET event_type = excluded.event_type, doc = excluded.doc',
+    ),
+    deleteProfileRule: db.prepare('DELETE FROM profile_rules WHERE id = ? RETURNING event_type').pluck(),
+    // Identities and merges (profiles.ts).
+    identityHolder: db.prepare('SELECT profile_id FROM identities WHERE type = ? AND value = ?').pluck(),
+    insertIdentity: db.prepare('INSERT INTO identities (type, value, profile_id) VALUES (?, ?, ?)'),
+    deleteIdentity: db.prepare('DELETE FROM identities WHERE type = ? AND value = ?'),
+    moveIdentities: db.prepare('UPDATE identities SET profile_id = ? WHERE profile_id = ?'),
+    moveAliases: db.prepare('UPDATE profile_aliases SET profile_id = ? WHERE profile_id = ?'),
+    insertAlias: db.prepare(
+      'INSERT INTO profile_aliases (alias, profile_id) VALUES (?, ?) ON CONFLICT (alias) DO UPDATE SET profile_id = excluded.profile_id',
+    ),
+    moveSessions: db.prepare(
+      `UPDATE sessions SET profile_id = @into, doc = json_set(doc, '$.profile', json_object('id', @into)),
+         version = version + 1 WHERE profile_id = @from`,
+    ),
+    profileRuns: db.prepare('SELECT run, docs FROM event_runs WHERE profile_id = ?').raw(),
+    moveRun: db.prepare('UPDATE event_runs SET profile_id = ?, docs = ? WHERE run = ?'),
+    moveRejected: db.prepare('UPDATE rejected SET profile_id = ? WHERE profile_id = ?'),
     putEventType: db.prepare(
       'INSERT INTO event_types (event_type, doc) VALUES (?, ?) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
     ),
     deleteEventType: db.prepare('DELETE FROM event_types WHERE event_type = ?'),
     putRejected: db.prepare(
-      'INSERT INTO rejected (id, time, source_id, event_types, doc, size) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO rejected (id, time, source_id, session_id, profile_id, event_types, doc, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     deleteRejected: db.prepare('DELETE FROM rejected WHERE id = ?'),
     pruneRejectedAge: db.prepare('DELETE FROM rejected WHERE time < ?'),

@@ -5,14 +5,24 @@ import type {
   EventRecord,
   EventSource,
   EventTypeRecord,
+  IdentityKey,
   ProfileRecord,
+  ProfileRule,
   RejectedRecord,
   SessionRecord,
   StoredSession,
   WriteSet,
 } from '../../model/records.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
-import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
+import type {
+  ErasedCounts,
+  EventFilter,
+  EventPosition,
+  ProfileRuleFilter,
+  RejectedFilter,
+  Store,
+} from '../store.js';
+import { profileOf } from '../../model/profiles.js';
 import { StoreUnavailableError } from '../store.js';
 import { parseDoc, parseDocs } from '../documents.js';
 import { pageQuery, rejectedConditions, type Dialect } from '../paging.js';
@@ -72,10 +82,11 @@ export class SqliteStore implements Store {
         return outcomes.map((outcome, i): ItemOutcome<CommitResult> => {
           if ('error' in outcome) return { ok: false, error: fromShape(outcome.error) };
           if (!outcome.ok) return { ok: true, value: outcome };
-          const profile = outcome.visited
-            ? (JSON.parse(outcome.visited) as ProfileRecord)
+          const profile = outcome.profile
+            ? profileOf(JSON.parse(outcome.profile) as ProfileRecord)
             : items[i]!.created;
-          return { ok: true, value: { ok: true, profile } };
+          const { changed: profileChanged, merges, notes } = outcome;
+          return { ok: true, value: { ok: true, profile, profileChanged, merges, notes } };
         });
       },
       options.writeQueueLimit,
@@ -162,7 +173,37 @@ export class SqliteStore implements Store {
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
-    return parseDoc<ProfileRecord>(await this.profiles.submit(id));
+    const doc = parseDoc<ProfileRecord>(await this.profiles.submit(id));
+    return doc && profileOf(doc);
+  }
+
+  findProfileByIdentity(key: IdentityKey): Promise<ProfileRecord | null> {
+    return this.run(() => {
+      const doc = parseDoc<ProfileRecord>(this.stmt.findByIdentity.get(key.type, key.value));
+      return doc && profileOf(doc);
+    });
+  }
+
+  putProfileRule(rule: ProfileRule): Promise<string | null> {
+    return this.onWriter('putProfileRule', rule.id, rule.event_type, JSON.stringify(rule));
+  }
+
+  getProfileRule(id: string): Promise<ProfileRule | null> {
+    return this.run(() => parseDoc<ProfileRule>(this.stmt.getProfileRule.get(id)));
+  }
+
+  listProfileRules(filter: ProfileRuleFilter): Promise<ProfileRule[]> {
+    return this.run(() =>
+      parseDocs<ProfileRule>(
+        filter.eventType === undefined
+          ? this.stmt.listProfileRules.all()
+          : this.stmt.listProfileRulesOfType.all(filter.eventType),
+      ),
+    );
+  }
+
+  deleteProfileRule(id: string): Promise<string | null> {
+    return this.onWriter('deleteProfileRule', id);
   }
 
   getEvent(id: string): Promise<EventRecord | null> {
@@ -211,6 +252,8 @@ export class SqliteStore implements Store {
       record.id,
       record.time,
       record.source_id,
+      record.session_id,
+      record.profile_id ?? null,
       eventTypes,
       JSON.stringify(record),
     );

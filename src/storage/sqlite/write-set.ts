@@ -3,7 +3,7 @@
  * into column values and JSON text, so that the writer does SQLite work only and the message is a
  * few strings per record to copy.
  */
-import type { EventRecord, WriteSet } from '../../model/records.js';
+import type { EventRecord, MergeOutcome, WriteSet } from '../../model/records.js';
 import type { ErrorShape } from './errors.js';
 
 // Tuples rather than objects: a message carries no property names, which makes it cheaper to copy.
@@ -11,7 +11,16 @@ import type { ErrorShape } from './errors.js';
 /** expectVersion null: insert only if absent; a number: update only at this version. */
 export type SessionRow = [id: string, profileId: string | null, doc: string, expectVersion: number | null];
 
-export type ProfileRow = [op: 'create', id: string, doc: string] | [op: 'visit', id: string, at: string];
+/**
+ * `arg` is the new profile's document (create), the visit's time (visit) or null (keep); `change`
+ * the ProfileChange as JSON text, or null.
+ */
+export type ProfileRow = [
+  op: 'create' | 'visit' | 'keep',
+  id: string,
+  arg: string | null,
+  change: string | null,
+];
 
 /** A run of events (see migrations.ts) and the JSON arrays of its ids, distinct types and records. */
 export type RunRow = [
@@ -26,9 +35,12 @@ export type RunRow = [
 
 export type WriteRow = [session: SessionRow | null, profile: ProfileRow | null, runs: RunRow[]];
 
-/** A write set's outcome: `visited` is the profile a visit left, as JSON text. */
+/**
+ * A write set's outcome: `profile` is the profile it left as JSON text, when the writer read it (a
+ * visit, a change, identities); `changed` whether the stored profile was created or altered.
+ */
 export type RowOutcome =
-  | { ok: true; visited: string | null }
+  | { ok: true; profile: string | null; changed: boolean; merges: MergeOutcome[]; notes: string[] }
   | { ok: false; conflict: 'session' | 'profile' }
   | { ok: false; error: ErrorShape };
 
@@ -39,10 +51,11 @@ export function toRow(ws: WriteSet): WriteRow {
     session = [record.id, record.profile?.id ?? null, JSON.stringify(record), expectVersion];
   }
   let profile: ProfileRow | null = null;
-  if (ws.profile?.op === 'create') {
-    profile = ['create', ws.profile.record.id, JSON.stringify(ws.profile.record)];
-  } else if (ws.profile) {
-    profile = ['visit', ws.profile.id, ws.profile.at];
+  const p = ws.profile;
+  if (p) {
+    const change = p.change && p.change.steps.length > 0 ? JSON.stringify(p.change) : null;
+    if (p.op === 'create') profile = ['create', p.record.id, JSON.stringify(p.record), change];
+    else profile = [p.op, p.id, p.op === 'visit' ? p.at : null, change];
   }
   return [session, profile, runsOf(ws.events)];
 }

@@ -4,8 +4,10 @@
  * session and profile reads of the tracking path.
  */
 import type Database from 'better-sqlite3';
-import type { ProfileRecord } from '../../model/records.js';
+import type { ProfileChange, ProfileRecord } from '../../model/records.js';
+import { applyOps, splitChange } from '../../model/profile-ops.js';
 import { applyVisit } from '../../model/profiles.js';
+import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
@@ -14,17 +16,37 @@ import type { RowOutcome, WriteRow } from './write-set.js';
 /** The write operations, by name: what the service's thread may ask the writer thread to do. */
 export function prepareWrites(db: Database.Database) {
   const s = writeStatements(db);
+  const profiles = profileWrites(s);
 
   /**
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before
-   * the first write, so a conflicting write set leaves no trace.
+   * the first write, so a conflicting write set leaves no trace: the session's version, and the
+   * profile's existence (it may have been merged or erased since the request read it). The
+   * profile's visit and operations are applied to its stored record; identities last, since they
+   * may merge the profile (with the request's session and events) into another.
    */
   const apply = ([session, profile, runs]: WriteRow): RowOutcome => {
-    let visited: ProfileRecord | null = null;
-    if (profile?.[0] === 'visit') {
-      const doc = s.getProfile.get(profile[1]) as string | undefined;
-      if (doc === undefined) return { ok: false, conflict: 'profile' };
-      visited = applyVisit(JSON.parse(doc) as ProfileRecord, profile[2]);
+    let current: ProfileRecord | null = null;
+    let changed = false;
+    let change: ProfileChange | null = null;
+    if (profile) {
+      const [op, id, arg, changeText] = profile;
+      change = changeText === null ? null : (JSON.parse(changeText) as ProfileChange);
+      const { ops } = splitChange(change);
+      if (op === 'create') changed = true;
+      else if (op === 'visit' || ops.length > 0) {
+        current = profiles.read(id);
+        if (current === null) return { ok: false, conflict: 'profile' };
+        if (op === 'visit') {
+          current = applyVisit(current, arg!);
+          changed = true;
+        }
+        if (ops.length > 0) {
+          const result = applyOps(current, ops, change!.at);
+          current = result.profile;
+          changed ||= result.changed;
+        }
+      } else if (s.profileExists.get(id) === undefined) return { ok: false, conflict: 'profile' };
     }
     let written: { id: string; seq: number } | null = null;
     if (session) {
@@ -39,11 +61,11 @@ export function prepareWrites(db: Database.Database) {
       if (seq === undefined) return { ok: false, conflict: 'session' };
       written = { id, seq };
     }
-    let visitedDoc: string | null = null;
+    let doc: string | null = null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], profile[2]);
-    else if (visited) {
-      visitedDoc = JSON.stringify(visited);
-      s.updateProfile.run(visitedDoc, visited.id);
+    else if (current && changed) {
+      doc = JSON.stringify(current);
+      s.updateProfile.run(doc, current.id);
     }
     for (const [time, source, sessionId, profileId, ids, types, docs] of runs) {
       const seq =
@@ -54,7 +76,21 @@ export function prepareWrites(db: Database.Database) {
             : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
       s.insertRun.run(time, source, sessionId, seq, profileId, ids, types, docs);
     }
-    return { ok: true, visited: visitedDoc };
+    const { identities } = splitChange(change);
+    if (profile && identities.length > 0) {
+      const base = current ?? profiles.read(profile[1])!;
+      const attached = profiles.attach(base, identities, change!.at);
+      const text = attached.changed ? JSON.stringify(attached.profile) : (doc ?? JSON.stringify(base));
+      return {
+        ok: true,
+        profile: text,
+        changed: changed || attached.changed,
+        merges: attached.merges,
+        notes: attached.notes,
+      };
+    }
+    if (current && doc === null) doc = JSON.stringify(current);
+    return { ok: true, profile: doc, changed, merges: [], notes: [] };
   };
 
   // Many requests' write sets in one transaction. Conflicts are found before a write set writes
@@ -76,8 +112,14 @@ export function prepareWrites(db: Database.Database) {
     readSessions: db.transaction((ids: string[]): ([string, number] | null)[] =>
       ids.map((id) => (s.getSession.get(id) as [string, number] | undefined) ?? null),
     ),
+    // A merged profile's id is an alias: it answers the survivor.
     readProfiles: db.transaction((ids: string[]): (string | null)[] =>
-      ids.map((id) => (s.getProfile.get(id) as string | undefined) ?? null),
+      ids.map((id) => {
+        const doc = s.getProfile.get(id) as string | undefined;
+        if (doc !== undefined) return doc;
+        const target = s.aliasTarget.get(id) as string | undefined;
+        return target === undefined ? null : ((s.getProfile.get(target) as string | undefined) ?? null);
+      }),
     ),
     commit(rows: WriteRow[]): RowOutcome[] {
       try {
@@ -105,10 +147,26 @@ export function prepareWrites(db: Database.Database) {
     deleteEventType(eventType: string): boolean {
       return s.deleteEventType.run(eventType).changes > 0;
     },
-    putRejected(id: string, time: string, sourceId: string, eventTypes: string, doc: string): number {
+    putRejected(
+      id: string,
+      time: string,
+      sourceId: string,
+      sessionId: string | null,
+      profileId: string | null,
+      eventTypes: string,
+      doc: string,
+    ): number {
       const size = Buffer.byteLength(doc);
-      s.putRejected.run(id, time, sourceId, eventTypes, doc, size);
+      s.putRejected.run(id, time, sourceId, sessionId, profileId, eventTypes, doc, size);
       return size;
+    },
+    putProfileRule: db.transaction((id: string, eventType: string, doc: string): string | null => {
+      const previous = (s.ruleType.get(id) as string | undefined) ?? null;
+      s.putProfileRule.run(id, eventType, doc);
+      return previous;
+    }).immediate,
+    deleteProfileRule(id: string): string | null {
+      return (s.deleteProfileRule.get(id) as string | undefined) ?? null;
     },
     deleteRejected(id: string): boolean {
       return s.deleteRejected.run(id).changes > 0;
@@ -120,18 +178,7 @@ export function prepareWrites(db: Database.Database) {
         s.pruneRejectedBytes.run(maxBytes).changes
       );
     },
-    eraseProfile: db.transaction((id: string): ErasedCounts | null => {
-      if (s.getProfile.get(id) === undefined) return null;
-      const counts = [
-        ...s.eraseSessionEvents.all(id),
-        ...s.eraseUnstoredSessionEvents.all(id),
-        ...s.eraseProfileEvents.all(id),
-      ] as number[];
-      const events = counts.reduce((sum, n) => sum + n, 0);
-      const sessions = s.eraseSessions.run(id).changes;
-      const profiles = s.eraseProfile.run(id).changes;
-      return { profiles, sessions, events };
-    }).immediate,
+    eraseProfile: db.transaction((id: string): ErasedCounts | null => profiles.erase(id)).immediate,
   };
 }
 

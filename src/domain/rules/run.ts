@@ -1,0 +1,96 @@
+/**
+ * The rules step of /track (docs/api.md#profile-rules): the enabled rules of each event's type (and
+ * source) give operations, resolved against the event; applied in order they predict the profile
+ * the request leaves, which `profile@` validation targets see. The store applies the same
+ * operations again on the profile as stored when the request commits.
+ */
+import { IDENTITY_BOUNDS, sameIdentity } from '../../model/identities.js';
+import { applyOps, type ProfileOp } from '../../model/profile-ops.js';
+import type { EventRecord, ProfileRecord, ProfileStep } from '../../model/records.js';
+import type { Trace } from '../trace.js';
+import type { RuleBook } from './book.js';
+import type { CompiledRule } from './compile.js';
+import { resolveOp } from './compile.js';
+
+export interface RulesOutcome {
+  /** The operations of each event that had any, in order. */
+  steps: ProfileStep[];
+  /** The profile after the operations (identities and merges aside: the store decides those). */
+  profile: ProfileRecord | null;
+  /** Rules applied, one per rule and event. */
+  applied: number;
+}
+
+/** The rules of every type in the request, looked up once per type. */
+async function rulesByType(book: RuleBook, events: EventRecord[]): Promise<Map<string, CompiledRule[]>> {
+  const found = new Map<string, CompiledRule[]>();
+  const seen = new Set<string>();
+  for (const event of events) {
+    if (seen.has(event.type)) continue;
+    seen.add(event.type);
+    const rules = book.rulesFor(event.type);
+    const list = rules instanceof Promise ? await rules : rules;
+    if (list) found.set(event.type, list);
+  }
+  return found;
+}
+
+export async function runRules(
+  book: RuleBook,
+  events: EventRecord[],
+  profile: ProfileRecord | null,
+  sourceId: string,
+  at: string,
+  trace: Trace,
+): Promise<RulesOutcome> {
+  if (!profile) return { steps: [], profile, applied: 0 };
+  const byType = await rulesByType(book, events);
+  if (byType.size === 0) return { steps: [], profile, applied: 0 };
+
+  const steps: ProfileStep[] = [];
+  const identities: Extract<ProfileOp, { op: 'identify' }>[] = [];
+  let applied = 0;
+  events.forEach((event, index) => {
+    const rules = byType.get(event.type);
+    if (!rules) return;
+    const ops: ProfileOp[] = [];
+    const names: { id: string; name: string }[] = [];
+    for (const rule of rules) {
+      if (rule.sourceId !== null && rule.sourceId !== sourceId) continue;
+      applied++;
+      if (trace.enabled) names.push({ id: rule.id, name: rule.name });
+      for (const compiled of rule.ops) {
+        const op = resolveOp(compiled, event);
+        if (!op) continue;
+        if (op.op === 'identify') {
+          if (identities.some((kept) => sameIdentity(kept, op))) continue;
+          if (identities.length >= IDENTITY_BOUNDS.maxPerRequest) {
+            trace.log(
+              'warning',
+              'rules',
+              `identity ${op.type} ignored: at most ${IDENTITY_BOUNDS.maxPerRequest} per request`,
+            );
+            continue;
+          }
+          identities.push(op);
+        }
+        ops.push(op);
+      }
+    }
+    if (ops.length > 0) steps.push({ event: event.id, ops });
+    const execution = trace.events[index];
+    if (execution && names.length > 0) execution.rules = names;
+  });
+  if (applied > 0)
+    trace.log(
+      'info',
+      'rules',
+      `${applied} rule application(s), ${steps.reduce((n, s) => n + s.ops.length, 0)} operation(s)`,
+    );
+  const predicted = applyOps(
+    profile,
+    steps.flatMap((step) => step.ops),
+    at,
+  );
+  return { steps, profile: predicted.profile, applied };
+}

@@ -1,0 +1,50 @@
+import type { EventRecord, ProfileChange, ProfileWrite, WriteSet } from '../../model/records.js';
+import type { Identity } from '../identity.js';
+import type { RulesOutcome } from '../rules/run.js';
+import type { TrackOptions } from './request.js';
+
+/** The change with only its `identify` operations (a new profile has the others applied already). */
+function identitiesOnly(change: ProfileChange): ProfileChange | undefined {
+  const steps = change.steps
+    .map((step) => ({ event: step.event, ops: step.ops.filter((op) => op.op === 'identify') }))
+    .filter((step) => step.ops.length > 0);
+  return steps.length > 0 ? { at: change.at, steps } : undefined;
+}
+
+/**
+ * What the request's profile needs from the store (src/model/records.ts: ProfileWrite): a new
+ * profile as the rules left it, a visit, the rules' operations, or, for events naming a stored
+ * profile, that it still exists when they commit.
+ */
+function profileWrite(
+  identity: Identity,
+  rules: RulesOutcome,
+  saved: EventRecord[],
+  now: string,
+): ProfileWrite | undefined {
+  const profile = identity.profile;
+  if (!profile) return undefined;
+  const change = rules.steps.length > 0 ? { at: now, steps: rules.steps } : undefined;
+  const write = identity.profileWrite;
+  if (write?.op === 'create') {
+    return { op: 'create', record: rules.profile ?? write.record, change: change && identitiesOnly(change) };
+  }
+  if (write?.op === 'visit') return { ...write, change };
+  if (change || saved.length > 0) return { op: 'keep', id: profile.id, change };
+  return undefined;
+}
+
+/** Everything the request stores, committed in one transaction (docs/architecture.md#the-write-path). */
+export function buildWriteSet(
+  identity: Identity,
+  rules: RulesOutcome,
+  options: TrackOptions,
+  saved: EventRecord[],
+  now: string,
+): WriteSet {
+  return {
+    session: options.saveSession ? identity.sessionWrite : undefined,
+    profile: profileWrite(identity, rules, saved, now),
+    events: saved,
+  };
+}

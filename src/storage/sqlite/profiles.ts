@@ -1,0 +1,116 @@
+/**
+ * Profile changes on the writer's connection (writes.ts): a write set's profile operations,
+ * identities attached by the unique key (type, value), merges into the profile that held an
+ * identity first, and erasure. Run inside the writer's transactions, one at a time: what these read
+ * is what they change.
+ */
+import { identityDecision, withIdentity } from '../../model/identities.js';
+import { mergeProfiles } from '../../model/profile-merge.js';
+import { profileOf } from '../../model/profiles.js';
+import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
+import type { ErasedCounts } from '../store.js';
+import type { writeStatements } from './statements.js';
+
+type Statements = ReturnType<typeof writeStatements>;
+
+export interface Attached {
+  profile: ProfileRecord;
+  /** True when the stored profile (or the survivor) was written. */
+  changed: boolean;
+  merges: MergeOutcome[];
+  notes: string[];
+}
+
+export function profileWrites(s: Statements) {
+  const read = (id: string): ProfileRecord | null => {
+    const doc = s.getProfile.get(id) as string | undefined;
+    return doc === undefined ? null : profileOf(JSON.parse(doc) as ProfileRecord);
+  };
+
+  /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
+  const moveAll = (from: string, into: string) => {
+    s.moveSessions.run({ into, from });
+    for (const [run, docs] of s.profileRuns.all(from) as [number, string][]) {
+      const events = JSON.parse(docs) as EventRecord[];
+      for (const event of events) event.profile = { id: into };
+      s.moveRun.run(into, JSON.stringify(events), run);
+    }
+    s.moveIdentities.run(into, from);
+    s.moveAliases.run(into, from);
+    s.insertAlias.run(from, into);
+    s.moveRejected.run(into, from);
+    s.eraseProfile.run(from);
+  };
+
+  return {
+    read,
+
+    /**
+     * Attaches identities to `profile` (already written), in order, merging it into the profile
+     * that holds one of them when the merge policy allows (src/model/identities.ts).
+     */
+    attach(profile: ProfileRecord, identities: IdentityKey[], at: string): Attached {
+      const result: Attached = { profile, changed: false, merges: [], notes: [] };
+      let dirty = false;
+      for (const key of identities) {
+        const current = result.profile;
+        const holderId = s.identityHolder.get(key.type, key.value) as string | undefined;
+        let holder = holderId === undefined ? null : holderId === current.id ? current : read(holderId);
+        if (holderId !== undefined && holder === null) {
+          // An identity left by a profile that no longer exists: it is free again.
+          s.deleteIdentity.run(key.type, key.value);
+          holder = null;
+        }
+        const decision = identityDecision(current, key, holder);
+        if (decision.do === 'refuse') {
+          result.notes.push(decision.why);
+          continue;
+        }
+        if (decision.do === 'merge' && holder) {
+          const survivor = mergeProfiles(holder, current, at);
+          moveAll(current.id, holder.id);
+          result.merges.push({ merged: current.id, into: holder.id });
+          result.notes.push(
+            `profile ${current.id} merged into ${holder.id}, which has ${key.type} ${key.value}`,
+          );
+          result.profile = survivor;
+          dirty = true;
+          continue;
+        }
+        if (decision.do === 'attach') {
+          s.insertIdentity.run(key.type, key.value, current.id);
+          result.notes.push(`${key.type} ${key.value} attached to profile ${current.id}`);
+        }
+        const next = withIdentity(current, key, at);
+        if (next !== current) {
+          result.profile = next;
+          dirty = true;
+        }
+      }
+      if (dirty) {
+        s.updateProfile.run(JSON.stringify(result.profile), result.profile.id);
+        result.changed = true;
+      }
+      return result;
+    },
+
+    /** Erases a profile (or the survivor an alias names) and everything that names it. */
+    erase(id: string): ErasedCounts | null {
+      const target =
+        s.profileExists.get(id) === undefined ? (s.aliasTarget.get(id) as string | undefined) : id;
+      if (target === undefined || s.profileExists.get(target) === undefined) return null;
+      const rejected = s.eraseRejected.run({ id: target }).changes;
+      const counts = [
+        ...s.eraseSessionEvents.all(target),
+        ...s.eraseUnstoredSessionEvents.all(target),
+        ...s.eraseProfileEvents.all(target),
+      ] as number[];
+      const events = counts.reduce((sum, n) => sum + n, 0);
+      const sessions = s.eraseSessions.run(target).changes;
+      const identities = s.eraseIdentities.run(target).changes;
+      const aliases = s.eraseAliases.run(target).changes;
+      const profiles = s.eraseProfile.run(target).changes;
+      return { profiles, sessions, events, identities, aliases, rejected };
+    },
+  };
+}
