@@ -17,6 +17,7 @@ import { newProfile } from '../../src/model/profiles.js';
 import { sourceFromInput } from '../../src/domain/sources.js';
 import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
+import { profileContract } from './contract-profiles.js';
 
 export interface StoreHandle {
   /** A new store over fresh, empty storage; not opened yet. */
@@ -810,5 +811,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
       // The queue takes new work once it has room again.
       ok(await store.commit({ events: [event('after')] }));
     });
+
+    profileContract({ open, at, event, session });
   });
 }
