@@ -121,7 +121,7 @@ function bodyCases(): Case[] {
         headers,
         status: collectStatus,
       });
-    for (const url of ['/event-source', '/event/management'])
+    for (const url of ['/event-source', '/event/management', '/profile-rule'])
       cases.push({ name, method: 'POST', url, body, headers: { ...AUTH, ...headers }, status });
   }
   return cases;
@@ -404,6 +404,65 @@ const eventTypeCases: Case[] = (
   loc,
 }));
 
+// Profile rules (docs/api.md #profile-rules): paths outside the roots, prototype keys, values of
+// 1 MB, thousands of operations, wrong types. Raw JSON text where `__proto__` must be a real key.
+const set = (path: string, extra: Json = { value: 1 }) => ({ op: 'set', path, ...extra });
+const ruleCases: Case[] = (
+  [
+    [{ operations: [set('traits.public.x')] }, ['event_type']],
+    [{ event_type: 'x' }, ['operations']],
+    [{ event_type: 'x', operations: {} }, ['operations']],
+    [{ event_type: 'x', operations: [] }, ['operations']],
+    [{ event_type: 'x', operations: [null] }, ['operations', 0]],
+    [{ event_type: 'x', operations: [{ op: 'eval' }] }, ['operations', 0, 'op']],
+    [{ event_type: 'x', enabled: 'yes', operations: [set('traits.public.x')] }, ['enabled']],
+    [{ event_type: 'x', operations: [set('stats.visits')] }, ['operations', 0, 'path']],
+    [{ event_type: 'x', operations: [set('id')] }, ['operations', 0, 'path']],
+    [{ event_type: 'x', operations: [set('ids.0')] }, ['operations', 0, 'path']],
+    [{ event_type: 'x', operations: [set('traits.public')] }, ['operations', 0, 'path']],
+    [{ event_type: 'x', operations: [set('traits.public.__proto__.polluted')] }, ['operations', 0, 'path']],
+    [{ event_type: 'x', operations: [set('consents.constructor.prototype')] }, ['operations', 0, 'path']],
+    [{ event_type: 'x', operations: [set('interests.prototype')] }, ['operations', 0, 'path']],
+    [
+      { event_type: 'x', operations: [set('traits.public.x', { from: 'properties.__proto__' })] },
+      ['operations', 0, 'from'],
+    ],
+    [
+      { event_type: 'x', operations: [set('traits.public.x', { value: 'x'.repeat(1_000_000) })] },
+      ['operations', 0, 'value'],
+    ],
+    [
+      { event_type: 'x', operations: Array.from({ length: 5000 }, () => set('traits.public.x')) },
+      ['operations'],
+    ],
+    [
+      { event_type: 'x', operations: [{ op: 'identify', type: 'x'.repeat(33), value: 'a' }] },
+      ['operations', 0, 'type'],
+    ],
+    [{ event_type: 'x', operations: [{ op: 'add_segment', value: { $ne: 1 } }] }, ['operations', 0, 'value']],
+  ] as [Json, Loc][]
+)
+  .map(([body, loc]): [string, Loc] => [JSON.stringify(body), loc])
+  .concat([
+    [
+      '{"event_type":"x","operations":[{"__proto__":{"op":"set"},"path":"traits.public.x","value":1}]}',
+      ['operations', 0, 'op'],
+    ],
+    [
+      '{"event_type":"x","__proto__":{"operations":[]},"operations":[{"op":"unset","path":"__proto__"}]}',
+      ['operations', 0, 'path'],
+    ],
+  ])
+  .map(([body, loc]) => ({
+    name: body.slice(0, 70),
+    method: 'POST' as const,
+    url: '/profile-rule',
+    body,
+    headers: AUTH,
+    status: 422,
+    loc,
+  }));
+
 // ---------------------------------------------------------------------------------------------
 const foreignCursor = new CursorCodec('another-token').encode('events', {
   insert: new Date().toISOString(),
@@ -501,6 +560,22 @@ const queryCases: Case[] = [
     headers: AUTH,
     status: 422,
     loc: ['cursor'],
+  },
+  ...['email', ':x', 'Email:x', 'e-mail:a', `${'a'.repeat(33)}:x`, `email:${'x'.repeat(400)}`].map(
+    (identity) => ({
+      name: `identity=${identity.slice(0, 40)}`,
+      method: 'GET' as const,
+      url: `/profiles?identity=${encodeURIComponent(identity)}`,
+      headers: AUTH,
+      status: 422,
+    }),
+  ),
+  {
+    name: 'profiles without identity',
+    method: 'GET' as const,
+    url: '/profiles',
+    headers: AUTH,
+    status: 422,
   },
   {
     name: 'profile_less=maybe',
@@ -621,6 +696,11 @@ const MANAGEMENT: [Method, string][] = [
   ['GET', '/event/rejected'],
   ['GET', '/event/rejected/x'],
   ['POST', '/event/rejected/x/replay'],
+  ['POST', '/profile-rule'],
+  ['GET', '/profile-rules'],
+  ['GET', '/profile-rule/x'],
+  ['DELETE', '/profile-rule/x'],
+  ['GET', '/profiles?identity=email:a'],
 ];
 const BAD_AUTH: [string, Record<string, string>][] = [
   ['no token', {}],
@@ -655,6 +735,7 @@ const CASES: Case[] = [
   ...collectCases,
   ...sourceCases,
   ...eventTypeCases,
+  ...ruleCases,
   ...queryCases,
   ...pathCases,
   ...routeCases,
@@ -687,6 +768,8 @@ describe(`bad input corpus (${CASES.length} requests)`, () => {
       '/collect/',
       '/event-source',
       '/event/management',
+      '/profile-rule',
+      '/profiles',
       '/events',
       '/event/',
     ])
