@@ -58,11 +58,6 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Sets an own property, even for a key like `__proto__` inside stored data. */
-function setOwn(target: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /** Equality of JSON values. */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -87,24 +82,6 @@ function getIn(root: JsonObject, path: string[]): unknown {
     current = current[key];
   }
   return current;
-}
-
-/**
- * The profile with `value` at `path` (undefined removes the key), copying only the objects on the
- * path; an object missing on the way, or a value that is not an object, becomes `{}`.
- */
-function setIn(root: JsonObject, path: string[], value: unknown): JsonObject {
-  const [key, ...rest] = path as [string, ...string[]];
-  const copy: JsonObject = { ...root };
-  if (rest.length === 0) {
-    if (value === undefined) delete copy[key];
-    else setOwn(copy, key, value);
-    return copy;
-  }
-  const child = Object.hasOwn(root, key) ? root[key] : undefined;
-  if (value === undefined && !isObject(child)) return root;
-  setOwn(copy, key, setIn(isObject(child) ? child : {}, rest, value));
-  return copy;
 }
 
 /** The next value at a path for one operation, or undefined when it leaves the path as it is. */
@@ -132,28 +109,78 @@ function nextValue(op: Extract<ProfileOp, { path: string[] }>, current: unknown)
   }
 }
 
-/** Applies one operation; returns the profile unchanged (the same object) when it changes nothing. */
-function applyOne(profile: ProfileRecord, op: ProfileOp): ProfileRecord {
-  const doc = profile as unknown as JsonObject;
+/**
+ * The objects of one application of operations: the profile and the containers on the paths
+ * written are copied once, the first time one is written, and changed in place afterwards; what is
+ * not written stays shared with the profile given. Plain assignment is safe: no path segment is a
+ * prototype key (parseProfilePath), and a spread copies stored `__proto__` keys as own data.
+ */
+class Draft {
+  private readonly copies = new Set<object>();
+  root: JsonObject | null = null;
+
+  constructor(private readonly original: ProfileRecord) {}
+
+  get current(): JsonObject {
+    return this.root ?? (this.original as unknown as JsonObject);
+  }
+
+  private own<T extends object>(value: T): T {
+    if (this.copies.has(value)) return value;
+    const copy = (Array.isArray(value) ? [...value] : { ...value }) as T;
+    this.copies.add(copy);
+    return copy;
+  }
+
+  /** `value` at `path` (undefined removes the key); what is missing or not an object on the way becomes `{}`. */
+  set(path: string[], value: unknown): void {
+    this.root = this.own(this.current);
+    let parent = this.root;
+    for (let i = 0; i < path.length - 1; i++) {
+      const key = path[i]!;
+      const child = Object.hasOwn(parent, key) ? parent[key] : undefined;
+      const next = isObject(child) ? this.own(child) : this.own({});
+      parent[key] = next;
+      parent = next;
+    }
+    const last = path[path.length - 1]!;
+    if (value === undefined) delete parent[last];
+    else parent[last] = value;
+  }
+
+  segments(next: unknown[]): void {
+    this.root = this.own(this.current);
+    this.root.segments = next;
+  }
+}
+
+/** Applies one operation to the draft; false when it changes nothing. */
+function applyOne(draft: Draft, op: ProfileOp): boolean {
+  const doc = draft.current;
   switch (op.op) {
     case 'identify':
-      return profile;
+      return false;
     case 'add_segment': {
-      const segments = profile.segments;
-      if (segments.includes(op.value) || segments.length >= OPERATION_BOUNDS.maxSegments) return profile;
-      return { ...profile, segments: [...segments, op.value] };
+      const segments = doc.segments as unknown[];
+      if (segments.includes(op.value) || segments.length >= OPERATION_BOUNDS.maxSegments) return false;
+      draft.segments([...segments, op.value]);
+      return true;
     }
-    case 'remove_segment':
-      return profile.segments.includes(op.value)
-        ? { ...profile, segments: profile.segments.filter((s) => s !== op.value) }
-        : profile;
+    case 'remove_segment': {
+      const segments = doc.segments as unknown[];
+      if (!segments.includes(op.value)) return false;
+      draft.segments(segments.filter((s) => s !== op.value));
+      return true;
+    }
     case 'unset':
-      return getIn(doc, op.path) === undefined
-        ? profile
-        : (setIn(doc, op.path, undefined) as unknown as ProfileRecord);
+      if (getIn(doc, op.path) === undefined) return false;
+      draft.set(op.path, undefined);
+      return true;
     default: {
       const next = nextValue(op, getIn(doc, op.path));
-      return next === undefined ? profile : (setIn(doc, op.path, next) as unknown as ProfileRecord);
+      if (next === undefined) return false;
+      draft.set(op.path, next);
+      return true;
     }
   }
 }
@@ -167,11 +194,13 @@ export function applyOps(
   ops: ProfileOp[],
   at: string,
 ): { profile: ProfileRecord; changed: boolean } {
-  let current = profile;
-  for (const op of ops) current = applyOne(current, op);
-  if (current === profile) return { profile, changed: false };
-  const time = { ...current.metadata.time, update: at };
-  return { profile: { ...current, metadata: { ...current.metadata, time } }, changed: true };
+  const draft = new Draft(profile);
+  let changed = false;
+  for (const op of ops) if (applyOne(draft, op)) changed = true;
+  if (!changed) return { profile, changed: false };
+  const result = draft.current as unknown as ProfileRecord;
+  result.metadata = { ...result.metadata, time: { ...result.metadata.time, update: at } };
+  return { profile: result, changed: true };
 }
 
 /** The change's operations other than `identify`, in order; and its identities. */

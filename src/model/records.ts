@@ -129,6 +129,8 @@ export interface WriteSet {
   session?: { record: SessionRecord; expectVersion: number | null };
   profile?: ProfileWrite;
   events: EventRecord[];
+  /** The caller needs the whole profile as the write set leaves it (else only its id, after a merge). */
+  answerProfile?: boolean;
 }
 
 /** A merge the store made while committing: `merged` became an alias of `into`. */
@@ -139,7 +141,10 @@ export interface MergeOutcome {
 
 export interface Committed {
   ok: true;
-  /** The profile as the write set left it (the survivor after a merge); null when the store did not read it. */
+  /**
+   * The profile as the write set left it (the survivor after a merge): always after a merge or with
+   * `answerProfile`, otherwise null when the store did not need to read it.
+   */
   profile: ProfileRecord | null;
   /** True when the write set created the profile or changed its stored record. */
   profileChanged: boolean;

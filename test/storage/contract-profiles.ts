@@ -84,7 +84,9 @@ export function profileContract(h: ProfileContractHelpers): void {
     const { store } = await h.open(t);
     await stored(store, 'p');
     const inc = change(at(10), { op: 'increment', path: ['traits', 'public', 'n'], value: 2 });
-    const kept = committed(await store.commit({ profile: { op: 'keep', id: 'p', change: inc }, events: [] }));
+    const kept = committed(
+      await store.commit({ profile: { op: 'keep', id: 'p', change: inc }, events: [], answerProfile: true }),
+    );
     assert.equal(kept.profileChanged, true);
     assert.equal(kept.profile?.traits.public.n, 2);
     assert.equal(kept.profile?.metadata.time.update, at(10));
@@ -98,6 +100,7 @@ export function profileContract(h: ProfileContractHelpers): void {
           change: change(at(20), { op: 'increment', path: ['traits', 'public', 'n'], value: 2 }),
         },
         events: [],
+        answerProfile: true,
       }),
     );
     assert.equal(visited.profile?.stats.visits, 2);
@@ -146,6 +149,7 @@ export function profileContract(h: ProfileContractHelpers): void {
       await store.commit({
         profile: { op: 'keep', id: 'a', change: change(at(200), identify('email', 'x@y')) },
         events: [],
+        answerProfile: true,
       }),
     );
     assert.deepEqual(first.profile?.ids, [{ type: 'email', value: 'x@y' }]);

@@ -193,6 +193,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
         session: { record: session('s2', 'p1', at(5000)), expectVersion: null },
         profile: { op: 'visit', id: 'p1', at: at(5000) },
         events: [],
+        answerProfile: true,
       });
       ok(r2);
       const visited = await store.getProfile('p1');
@@ -321,6 +322,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
             ],
           };
           if (kind.startsWith('visit')) ws.profile = { op: 'visit', id: 'p', at: at(1000 + i) };
+          ws.answerProfile = true;
           return store.commit(ws);
         }),
       );
@@ -364,6 +366,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
             session: { record: session(`s${i}`, 'p'), expectVersion: null },
             profile: { op: 'visit', id: 'p', at: at(1000 + i) },
             events: [event(`e${i}`, { session: { id: `s${i}` }, profile: { id: 'p' } })],
+            answerProfile: true,
           }),
         ),
       );

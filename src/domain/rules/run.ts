@@ -15,11 +15,20 @@ import { resolveOp } from './compile.js';
 export interface RulesOutcome {
   /** The operations of each event that had any, in order. */
   steps: ProfileStep[];
-  /** The profile after the operations (identities and merges aside: the store decides those). */
-  profile: ProfileRecord | null;
+  /**
+   * The profile after the operations (identities and merges aside: the store decides those),
+   * worked out when first asked: requests that need only the profile's id do not pay for it.
+   */
+  predict(): ProfileRecord | null;
   /** Rules applied, one per rule and event. */
   applied: number;
 }
+
+const unchanged = (profile: ProfileRecord | null): RulesOutcome => ({
+  steps: [],
+  predict: () => profile,
+  applied: 0,
+});
 
 /** The rules of every type in the request, looked up once per type. */
 async function rulesByType(book: RuleBook, events: EventRecord[]): Promise<Map<string, CompiledRule[]>> {
@@ -43,9 +52,9 @@ export async function runRules(
   at: string,
   trace: Trace,
 ): Promise<RulesOutcome> {
-  if (!profile) return { steps: [], profile, applied: 0 };
+  if (!profile) return unchanged(profile);
   const byType = await rulesByType(book, events);
-  if (byType.size === 0) return { steps: [], profile, applied: 0 };
+  if (byType.size === 0) return unchanged(profile);
 
   const steps: ProfileStep[] = [];
   const identities: Extract<ProfileOp, { op: 'identify' }>[] = [];
@@ -87,10 +96,12 @@ export async function runRules(
       'rules',
       `${applied} rule application(s), ${steps.reduce((n, s) => n + s.ops.length, 0)} operation(s)`,
     );
-  const predicted = applyOps(
-    profile,
-    steps.flatMap((step) => step.ops),
-    at,
-  );
-  return { steps, profile: predicted.profile, applied };
+  let predicted: ProfileRecord | undefined;
+  const predict = () =>
+    (predicted ??= applyOps(
+      profile,
+      steps.flatMap((step) => step.ops),
+      at,
+    ).profile);
+  return { steps, predict, applied };
 }

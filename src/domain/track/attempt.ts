@@ -91,7 +91,7 @@ async function attemptOnce(
   trace.step('validation');
   const rules = await runRules(deps.rules, events.records, identity.profile, source.id, now, trace);
   if (validation.targets('profile')) {
-    validation.check({ session: identity.session, profile: rules.profile }, (o) => o === 'profile');
+    validation.check({ session: identity.session, profile: rules.predict() }, (o) => o === 'profile');
   }
   let checked: Set<string>;
   try {
@@ -111,10 +111,13 @@ async function attemptOnce(
   );
   trace.step('rules');
 
-  const writeSet = buildWriteSet(identity, rules, options, events.saved, now);
+  // The whole profile is answered only with options.profile; otherwise its id is enough.
+  const wholeProfile = options.profile && source.returns_profile;
+  const writeSet = buildWriteSet(identity, rules, options, events.saved, now, wholeProfile);
+  const profileNow = () => (wholeProfile ? rules.predict() : identity.profile);
   if (source.transitional || (!writeSet.session && !writeSet.profile && writeSet.events.length === 0)) {
     trace.log('info', 'store', 'nothing to store');
-    return { identity, profile: rules.profile, sessionSaved: false, profilesSaved: [], events: [] };
+    return { identity, profile: profileNow(), sessionSaved: false, profilesSaved: [], events: [] };
   }
   const result = await commitWriteSet(deps.store, deps.observer, writeSet);
   trace.step('commit');
@@ -128,7 +131,7 @@ async function attemptOnce(
   }
   const savedIds = new Set(events.saved.map((e) => e.id));
   for (const e of trace.events) e.saved = savedIds.has(e.id);
-  const profile = result.profile ?? rules.profile;
+  const profile = result.profile ?? profileNow();
   const profilesSaved = result.merges.map((m) => m.merged);
   if (result.profileChanged && profile) profilesSaved.push(profile.id);
   if (trace.enabled) trace.merges.push(...result.merges);

@@ -27,10 +27,16 @@ function profileWrite(
   const change = rules.steps.length > 0 ? { at: now, steps: rules.steps } : undefined;
   const write = identity.profileWrite;
   if (write?.op === 'create') {
-    return { op: 'create', record: rules.profile ?? write.record, change: change && identitiesOnly(change) };
+    return {
+      op: 'create',
+      record: rules.predict() ?? write.record,
+      change: change && identitiesOnly(change),
+    };
   }
   if (write?.op === 'visit') return { ...write, change };
+  // A known session: its profile as read, unchanged by identity.
   if (change || saved.length > 0) return { op: 'keep', id: profile.id, change };
+  return undefined;
   return undefined;
 }
 
@@ -41,10 +47,13 @@ export function buildWriteSet(
   options: TrackOptions,
   saved: EventRecord[],
   now: string,
+  answerProfile: boolean,
 ): WriteSet {
-  return {
+  const writeSet: WriteSet = {
     session: options.saveSession ? identity.sessionWrite : undefined,
     profile: profileWrite(identity, rules, saved, now),
     events: saved,
   };
+  if (answerProfile) writeSet.answerProfile = true;
+  return writeSet;
 }

@@ -85,7 +85,7 @@ export class SqliteStore implements Store {
           const profile = outcome.profile
             ? profileOf(JSON.parse(outcome.profile) as ProfileRecord)
             : items[i]!.created;
-          const { changed: profileChanged, merges, notes } = outcome;
+          const { changed: profileChanged, merges = [], notes = [] } = outcome;
           return { ok: true, value: { ok: true, profile, profileChanged, merges, notes } };
         });
       },

@@ -11,7 +11,7 @@ import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
-import type { RowOutcome, WriteRow } from './write-set.js';
+import { decodeChange, type RowOutcome, type WriteRow } from './write-set.js';
 
 /** The write operations, by name: what the service's thread may ask the writer thread to do. */
 export function prepareWrites(db: Database.Database) {
@@ -25,13 +25,13 @@ export function prepareWrites(db: Database.Database) {
    * profile's visit and operations are applied to its stored record; identities last, since they
    * may merge the profile (with the request's session and events) into another.
    */
-  const apply = ([session, profile, runs]: WriteRow): RowOutcome => {
+  const apply = ([session, profile, runs, answer]: WriteRow): RowOutcome => {
     let current: ProfileRecord | null = null;
     let changed = false;
     let change: ProfileChange | null = null;
     if (profile) {
       const [op, id, arg, changeText] = profile;
-      change = changeText === null ? null : (JSON.parse(changeText) as ProfileChange);
+      change = changeText === null ? null : decodeChange(changeText);
       const { ops } = splitChange(change);
       if (op === 'create') changed = true;
       else if (op === 'visit' || ops.length > 0) {
@@ -42,9 +42,9 @@ export function prepareWrites(db: Database.Database) {
           changed = true;
         }
         if (ops.length > 0) {
-          const result = applyOps(current, ops, change!.at);
-          current = result.profile;
-          changed ||= result.changed;
+          const applied = applyOps(current, ops, change!.at);
+          current = applied.profile;
+          changed ||= applied.changed;
         }
       } else if (s.profileExists.get(id) === undefined) return { ok: false, conflict: 'profile' };
     }
@@ -61,11 +61,11 @@ export function prepareWrites(db: Database.Database) {
       if (seq === undefined) return { ok: false, conflict: 'session' };
       written = { id, seq };
     }
-    let doc: string | null = null;
+    let text: string | null = null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], profile[2]);
     else if (current && changed) {
-      doc = JSON.stringify(current);
-      s.updateProfile.run(doc, current.id);
+      text = JSON.stringify(current);
+      s.updateProfile.run(text, current.id);
     }
     for (const [time, source, sessionId, profileId, ids, types, docs] of runs) {
       const seq =
@@ -80,17 +80,13 @@ export function prepareWrites(db: Database.Database) {
     if (profile && identities.length > 0) {
       const base = current ?? profiles.read(profile[1])!;
       const attached = profiles.attach(base, identities, change!.at);
-      const text = attached.changed ? JSON.stringify(attached.profile) : (doc ?? JSON.stringify(base));
-      return {
-        ok: true,
-        profile: text,
-        changed: changed || attached.changed,
-        merges: attached.merges,
-        notes: attached.notes,
-      };
+      const { merges, notes } = attached;
+      const left = attached.changed ? attached.profile : base;
+      const answered = answer || merges.length > 0 ? JSON.stringify(left) : null;
+      return { ok: true, profile: answered, changed: changed || attached.changed, merges, notes };
     }
-    if (current && doc === null) doc = JSON.stringify(current);
-    return { ok: true, profile: doc, changed, merges: [], notes: [] };
+    if (!answer || !current) return { ok: true, profile: null, changed };
+    return { ok: true, profile: text ?? JSON.stringify(current), changed };
   };
 
   // Many requests' write sets in one transaction. Conflicts are found before a write set writes
