@@ -19,6 +19,7 @@ const RUN_HELP = `npm run bench -- [options]
   --scenario <names>  comma-separated filter: 1-event, 100-events, validation, returning-visitor
                       (default all)
   --connections <n>   concurrent connections (default 64)
+  --rules             also run 1-event and returning-visitor with ten profile rules on page-view
   --soak <minutes>    afterwards, a soak at 50% of the measured peak rate, RSS sampled every 10 s
   --cpu-prof          run the service with --cpu-prof into bench/results/ and print the top costs
   --no-readme         do not rewrite the benchmark section of README.md (sqlite runs only)
@@ -37,6 +38,8 @@ export interface RunOptions {
   /** Scenario name filters; undefined for all. */
   scenarios: string[] | undefined;
   connections: number;
+  /** Also run the scenarios of bench/rules.ts with ten profile rules. */
+  rules: boolean;
   /** 0 for no soak. */
   soakMinutes: number;
   cpuProf: boolean;
@@ -59,6 +62,7 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
       connections: { type: 'string', default: '64' },
       soak: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
+      rules: { type: 'boolean', default: false },
       'no-readme': { type: 'boolean', default: false },
       'readme-only': { type: 'boolean', default: false },
       'keep-data': { type: 'boolean', default: false },
@@ -86,6 +90,7 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
       .map((s) => s.trim())
       .filter(Boolean),
     connections: Math.round(numberOption('connections', values.connections, 1)),
+    rules: values.rules,
     soakMinutes: values.soak === undefined ? 0 : numberOption('soak', values.soak, 0.1),
     cpuProf: values['cpu-prof'],
     readme: !values['no-readme'],

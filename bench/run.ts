@@ -17,6 +17,7 @@ import { serviceProfiles, type Window } from './profile.js';
 import { writeReadme } from './readme.js';
 import { NOTE, printReport } from './report.js';
 import { machine, readLatest, writeResults, type Report } from './results.js';
+import { addRuleScenarios } from './rules.js';
 import { SCENARIOS, selectScenarios } from './scenarios.js';
 import { startServers } from './servers.js';
 import { soakAfter } from './soak.js';
@@ -30,7 +31,8 @@ async function main(): Promise<number> {
     console.log('README.md: benchmark section rewritten from bench/results/latest.json');
     return 0;
   }
-  const selected = selectScenarios(options.scenarios);
+  const scenarios = selectScenarios(options.scenarios);
+  const selected = options.rules ? addRuleScenarios(scenarios) : scenarios;
   const soakScenario = SCENARIOS[0]!;
   if (!existsSync(join(ROOT, 'dist', 'server.js')))
     throw new Error('dist/server.js is missing: npm run build');

@@ -1,0 +1,54 @@
+/**
+ * `npm run bench -- --rules`: the 1-event and returning-visitor scenarios once more with ten enabled
+ * profile rules on their event type (`page-view`), so that their ratios to the bare server can be
+ * set beside those without rules of the same run. The rules are made before the scenario's legs and
+ * deleted after them; every request runs all ten, and each changes the profile (an increment).
+ */
+import { apiJson, apiRequest, type Child } from './processes.js';
+import type { Scenario } from './scenarios.js';
+
+/** The scenarios that get a variant with rules. */
+export const WITH_RULES = ['1-event', 'returning-visitor'];
+
+const RULES = [
+  [{ op: 'increment', path: 'traits.public.page_views' }],
+  [{ op: 'set', path: 'traits.public.last_page', from: 'properties.path' }],
+  [{ op: 'set_once', path: 'traits.public.first_page', from: 'properties.path' }],
+  [{ op: 'append', path: 'traits.public.pages', from: 'properties.path' }],
+  [{ op: 'set', path: 'traits.public.last_url', from: 'context.page.url' }],
+  [{ op: 'set', path: 'traits.public.last_title', from: 'context.page.title' }],
+  [{ op: 'add_segment', value: 'visitors' }],
+  [{ op: 'increment', path: 'interests.browsing', value: 0.5 }],
+  [{ op: 'set', path: 'traits.private.language', from: 'context.browser.local.browser.language' }],
+  [{ op: 'set', path: 'consents.analytics', value: true }],
+].map((operations, i) => ({
+  id: `bench-rule-${i}`,
+  name: `bench rule ${i}`,
+  event_type: 'page-view',
+  operations,
+}));
+
+/** The scenario with the ten rules saved during its legs. */
+function withRules(scenario: Scenario): Scenario {
+  return {
+    ...scenario,
+    name: `${scenario.name}+rules`,
+    description: `${scenario.description}; ten enabled profile rules on page-view`,
+    async prepare(service: Child, sourceId: string) {
+      for (const rule of RULES) await apiJson(service, 'POST', '/profile-rule', rule);
+      const prepared = await scenario.prepare(service, sourceId);
+      return {
+        ...prepared,
+        cleanup: async () => {
+          await prepared.cleanup?.();
+          for (const rule of RULES) await apiRequest(service, 'DELETE', `/profile-rule/${rule.id}`);
+        },
+      };
+    },
+  };
+}
+
+/** The selected scenarios, each of WITH_RULES followed by its variant with rules. */
+export function addRuleScenarios(selected: Scenario[]): Scenario[] {
+  return selected.flatMap((s) => (WITH_RULES.includes(s.name) ? [s, withRules(s)] : [s]));
+}
