@@ -94,6 +94,7 @@ export type {
   EventSource as SourceRecord,
   EventTypeRecord,
   ProfileRecord,
+  ProfileRule,
   RejectedRecord,
   SessionRecord,
   ValidationFailure,

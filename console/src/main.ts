@@ -4,6 +4,7 @@ import { clear, h } from './dom.js';
 import { eventsView } from './views/events.js';
 import { profileView } from './views/profile.js';
 import { rejectedView } from './views/rejected.js';
+import { rulesView } from './views/rules.js';
 import { schemasView } from './views/schemas.js';
 import { sourcesView } from './views/sources.js';
 import type { View } from './views/view.js';
@@ -13,6 +14,7 @@ const routes: { path: string; label: string; view: View }[] = [
   { path: 'sources', label: 'Event sources', view: sourcesView },
   { path: 'schemas', label: 'Validation schemas', view: schemasView },
   { path: 'rejected', label: 'Quarantine', view: rejectedView },
+  { path: 'rules', label: 'Profile rules', view: rulesView },
   { path: 'profile', label: 'Profiles', view: profileView },
 ];
 

@@ -523,6 +523,78 @@ describe('web console', () => {
     assert.equal((await running.service.get('/event/management/purchase')).statusCode, 404);
   });
 
+  test('profile rules made in the console shape the demo visitor, and the profile page follows live', async () => {
+    await go('rules');
+    await consolePage.click('#rule-new');
+    // Checked before saving: a path outside the profile's data is refused, and Save is disabled.
+    await consolePage.fill(
+      '#rule-json',
+      JSON.stringify({
+        event_type: 'add-to-cart',
+        operations: [{ op: 'set', path: 'stats.visits', value: 1 }],
+      }),
+    );
+    await consolePage.waitForSelector('#rule-errors li:text("must be a dotted path under traits.public")');
+    assert.equal(await consolePage.isDisabled('#rule-save'), true);
+    const save = async (rule: Json) => {
+      await consolePage.click('#rule-new');
+      await consolePage.fill('#rule-json', JSON.stringify(rule, null, 2));
+      await consolePage.waitForSelector('#rule-errors li.ok');
+      await consolePage.click('#rule-save');
+      await consolePage.waitForSelector(`#rules tr[data-id="${rule.id}"] .badge.on`);
+    };
+    await save({
+      id: 'cart',
+      name: 'Cart',
+      event_type: 'add-to-cart',
+      operations: [
+        { op: 'set', path: 'traits.public.last_sku', from: 'properties.sku' },
+        { op: 'increment', path: 'traits.public.cart_value', from: 'properties.price' },
+        { op: 'add_segment', value: 'shoppers' },
+      ],
+    });
+    await save({
+      id: 'signup',
+      name: 'Sign-up',
+      event_type: 'sign-up',
+      operations: [
+        { op: 'identify', type: 'email', from: 'properties.email' },
+        { op: 'set', path: 'traits.private.email', from: 'properties.email' },
+        { op: 'set', path: 'traits.public.plan', from: 'properties.plan' },
+      ],
+    });
+    assert.equal((await read(running, '/profile-rule/cart')).operations.length, 3);
+    await consolePage.screenshot({ path: artifact('console-rules.png') });
+    // Disabled, then enabled again, from the list.
+    await consolePage.click('#rules tr[data-id="cart"] button.toggle');
+    await consolePage.waitForSelector('#rules tr[data-id="cart"] .badge.off');
+    assert.equal((await read(running, '/profile-rule/cart')).enabled, false);
+    await consolePage.click('#rules tr[data-id="cart"] button.toggle');
+    await consolePage.waitForSelector('#rules tr[data-id="cart"] .badge.on');
+
+    // The visitor's profile page is open while the demo page sends events: it follows them.
+    await consolePage.goto(`${running.base}/console/#/profile/${profileId}`);
+    await consolePage.waitForSelector('#profile-summary-id');
+    assert.equal(await consolePage.locator('#profile-segments [data-segment]').count(), 0);
+    for (const button of ['#add-to-cart', '#sign-up']) {
+      const sent = demo.waitForResponse(isTrack);
+      await demo.click(button);
+      assert.equal((await sent).status(), 200);
+    }
+    await consolePage.locator('#profile-segments [data-segment="shoppers"]').waitFor({ timeout: 10_000 });
+    await consolePage.locator('#profile-traits-public', { hasText: 'SKU-42' }).waitFor({ timeout: 10_000 });
+    await consolePage
+      .locator('#profile-ids li[data-type="email"]', { hasText: 'demo.visitor@example.com' })
+      .waitFor();
+    await consolePage.locator('#profile-traits-private', { hasText: 'Demo.Visitor@example.com' }).waitFor();
+    const stored = await read(running, `/profile/${profileId}`);
+    assert.equal(stored.traits.public.last_sku, 'SKU-42');
+    assert.equal(stored.traits.public.cart_value, 13.45);
+    assert.deepEqual(stored.segments, ['shoppers']);
+    assert.deepEqual(stored.ids, [{ type: 'email', value: 'demo.visitor@example.com' }]);
+    await consolePage.screenshot({ path: artifact('console-profile-rules.png'), fullPage: true });
+  });
+
   test('the console runs under its Content Security Policy without errors', () => {
     assert.deepEqual(
       pageErrors.filter((text) => !/status of 40[16]/.test(text)),

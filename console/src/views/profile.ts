@@ -1,8 +1,10 @@
 import { api, ApiError, query, type EventPage, type ProfileRecord, type SessionRecord } from '../api.js';
 import { compactJson, formatTime, h } from '../dom.js';
-import { errorText, type View } from './view.js';
+import { errorText, poll, type View } from './view.js';
 
 const MAX_SESSIONS = 20;
+/** How often an open profile is read again, so that it follows the events as they arrive. */
+const REFRESH_MS = 2000;
 
 function json(value: unknown): HTMLPreElement {
   return h('pre', { className: 'json' }, JSON.stringify(value, null, 2));
@@ -14,7 +16,10 @@ function pick(record: Record<string, unknown>, path: string[]): unknown {
   return value;
 }
 
-/** One profile: its traits, its sessions and the timeline of its events. */
+/**
+ * One profile: its traits, identities, segments, consents and merge history, its sessions and the
+ * timeline of its events, read again every few seconds while it is open.
+ */
 export const profileView: View = (root, { params }) => {
   const id = params[0] ?? '';
   const input = h('input', {
@@ -50,18 +55,22 @@ export const profileView: View = (root, { params }) => {
     ),
     body,
   );
-  if (id) void show(id, body);
+  if (!id) return;
+  body.append(h('p', { className: 'muted' }, 'Loading…'));
+  let shown = '';
+  return poll(async () => {
+    shown = await show(id, body, shown);
+  }, REFRESH_MS);
 };
 
-async function show(id: string, body: HTMLElement): Promise<void> {
-  body.append(h('p', { className: 'muted' }, 'Loading…'));
+/** Renders the profile when it differs from what is shown; answers what is shown now. */
+async function show(id: string, body: HTMLElement, shown: string): Promise<string> {
   let profile: ProfileRecord;
   let events: EventPage;
   try {
-    [profile, events] = await Promise.all([
-      api.get<ProfileRecord>(`/profile/${encodeURIComponent(id)}`),
-      api.get<EventPage>(`/events${query({ profile_id: id, limit: 500 })}`),
-    ]);
+    // An id merged into another answers the survivor: its events are listed by the survivor's id.
+    profile = await api.get<ProfileRecord>(`/profile/${encodeURIComponent(id)}`);
+    events = await api.get<EventPage>(`/events${query({ profile_id: profile.id, limit: 500 })}`);
   } catch (error) {
     body.replaceChildren(
       h(
@@ -72,8 +81,10 @@ async function show(id: string, body: HTMLElement): Promise<void> {
           : `Could not load: ${errorText(error)}`,
       ),
     );
-    return;
+    return '';
   }
+  const state = JSON.stringify([profile, events.result.map((e) => e.id)]);
+  if (state === shown) return shown;
   const sessionIds = [...new Set(events.result.map((e) => e.session?.id).filter((s): s is string => !!s))];
   const sessions = await Promise.all(
     sessionIds
@@ -85,6 +96,14 @@ async function show(id: string, body: HTMLElement): Promise<void> {
   const visit = profile.metadata.time.visit;
 
   body.replaceChildren(
+    profile.id === id
+      ? ''
+      : h(
+          'p',
+          { className: 'muted', id: 'profile-alias' },
+          `${id} was merged into this profile: `,
+          h('a', { href: `#/profile/${encodeURIComponent(profile.id)}` }, profile.id),
+        ),
     h(
       'div',
       { className: 'columns' },
@@ -106,16 +125,59 @@ async function show(id: string, body: HTMLElement): Promise<void> {
           h('dt', {}, 'Previous visit'),
           h('dd', {}, formatTime(visit?.last, true) || '—'),
           h('dt', {}, 'Segments'),
-          h('dd', {}, profile.segments.join(', ') || '—'),
+          h(
+            'dd',
+            { id: 'profile-segments' },
+            profile.segments.length
+              ? profile.segments.map((segment) =>
+                  h('span', { className: 'tag', 'data-segment': String(segment) }, String(segment)),
+                )
+              : '—',
+          ),
+          h('dt', {}, 'Identities'),
+          h(
+            'dd',
+            { id: 'profile-ids' },
+            profile.ids.length
+              ? h(
+                  'ul',
+                  { className: 'plain' },
+                  profile.ids.map((identity) =>
+                    h(
+                      'li',
+                      { 'data-type': identity.type },
+                      h('span', { className: 'muted' }, `${identity.type} `),
+                      identity.value,
+                    ),
+                  ),
+                )
+              : '—',
+          ),
+          h('dt', {}, 'Merged in'),
+          h(
+            'dd',
+            { id: 'profile-merged' },
+            profile.merged.length
+              ? h(
+                  'ul',
+                  { className: 'plain' },
+                  profile.merged.map((m) =>
+                    h('li', { className: 'mono', 'data-id': m.id }, `${m.id} · ${formatTime(m.time, true)}`),
+                  ),
+                )
+              : '—',
+          ),
         ),
       ),
       h(
         'section',
         { className: 'card', id: 'profile-traits' },
-        h('h3', {}, 'Traits'),
-        json(profile.traits.public),
+        h('h3', {}, 'Public traits'),
+        h('div', { id: 'profile-traits-public' }, json(profile.traits.public)),
+        h('h3', {}, 'Private traits'),
+        h('div', { id: 'profile-traits-private' }, json(profile.traits.private)),
         h('h3', {}, 'Consents'),
-        json(profile.consents),
+        h('div', { id: 'profile-consents' }, json(profile.consents)),
         h('h3', {}, 'Interests'),
         json(profile.interests),
       ),
@@ -172,4 +234,5 @@ async function show(id: string, body: HTMLElement): Promise<void> {
       ),
     ),
   );
+  return state;
 }
