@@ -1,10 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
-import { collect } from '../domain/collect.js';
-import type { JsonObject } from '../model/records.js';
-import { track } from '../domain/track/track.js';
-import type { TrackPayload } from '../model/payloads.js';
+import { replay } from '../domain/replay.js';
 import { eventType, idString } from '../model/payloads.js';
 import { collectResponse, errorResponses, idParam, trackResponse } from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
@@ -20,8 +17,7 @@ interface RejectedQuery {
 
 export default async function rejectedRoutes(app: FastifyInstance, { services }: RouteOptions) {
   const { store, cursors } = services;
-  // Replays run the same pipelines as the endpoints, without quarantining again.
-  const replayDeps = { ...services, quarantine: undefined, debugAllowed: services.config.debug };
+  const replayDeps = { ...services, debugAllowed: services.config.debug };
 
   app.get<{ Querystring: RejectedQuery }>(
     '/event/rejected',
@@ -99,18 +95,7 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
     async (request) => {
       const found = await store.getRejected(request.params.id);
       if (!found) throw errors.notFound('Rejected request', request.params.id);
-      const { body, profile_less, event_type, ip = null } = found.request;
-      const answer =
-        found.endpoint === 'track'
-          ? await track(replayDeps, { payload: body as TrackPayload, profileLess: profile_less === true, ip })
-          : await collect(replayDeps, {
-              eventType: event_type ?? found.event_types[0] ?? '',
-              sourceId: found.source_id,
-              properties: body as JsonObject,
-              ip,
-            });
-      await store.deleteRejected(found.id);
-      return answer;
+      return replay(replayDeps, found);
     },
   );
 }

@@ -72,6 +72,13 @@ export const migrations: string[] = [
   `,
 ];
 
+// The time of a session's latest request, when later than its record's `metadata.time.update`: a
+// request that changes nothing else of the session writes this column only (merged into the record
+// when read), not the whole document.
+migrations.push(`
+  ALTER TABLE sessions ADD COLUMN update_time timestamptz;
+`);
+
 const LOCK_KEY = 'event-collector.schema_migrations';
 
 export interface MigrationState {

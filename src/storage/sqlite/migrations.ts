@@ -104,3 +104,10 @@ migrations.push(`
     FROM events e LEFT JOIN sessions s ON s.id = e.session_id ORDER BY e.insert_time, e.id;
   DROP TABLE events;
 `);
+
+// The time of a session's latest request, when later than its record's `metadata.time.update`: a
+// request that changes nothing else of the session writes this column only (merged into the record
+// when read), not the whole document.
+migrations.push(`
+  ALTER TABLE sessions ADD COLUMN update_time TEXT;
+`);
