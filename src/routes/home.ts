@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../http/docs.js';
+import { errorResponses } from '../http/schemas/responses.js';
 
 const LINKS = {
   console: '/console/',
@@ -35,6 +36,7 @@ export default async function homeRoutes(app: FastifyInstance) {
             examples: [{ name: 'event-collector', version: VERSION, links: LINKS }],
           },
           302: { description: 'A browser: to the console', type: 'null' },
+          ...errorResponses(),
         },
       },
     },
