@@ -5,8 +5,13 @@ export interface RetentionSettings {
   days: number;
   /** About how many events one batch deletes (one short transaction). */
   batchEvents?: number;
-  /** Pause between two batches, so that requests never wait long behind a deletion. */
+  /** Shortest pause between two batches. */
   pauseMs?: number;
+  /**
+   * Most of the store's time deletions may take: after a batch that took t ms, the pause is at least
+   * t × (1 − share) / share, so that commits of requests find the store free most of the time.
+   */
+  share?: number;
   /** Time between two passes (a pass deletes batches until nothing is left to delete). */
   everyMs?: number;
   /** Delay of the first pass after start. */
@@ -32,6 +37,7 @@ export class EventRetention {
   private stopped = false;
   private readonly batchEvents: number;
   private readonly pauseMs: number;
+  private readonly share: number;
   private readonly everyMs: number;
 
   constructor(
@@ -40,8 +46,9 @@ export class EventRetention {
     private readonly clock: () => Date,
     private readonly hooks: RetentionHooks = {},
   ) {
-    this.batchEvents = settings.batchEvents ?? 1000;
+    this.batchEvents = settings.batchEvents ?? 500;
     this.pauseMs = settings.pauseMs ?? 20;
+    this.share = settings.share ?? 0.2;
     this.everyMs = settings.everyMs ?? 10 * 60_000;
   }
 
@@ -81,11 +88,14 @@ export class EventRetention {
     const before = new Date(this.clock().getTime() - this.settings.days * DAY_MS).toISOString();
     let total = 0;
     while (!this.stopped) {
+      const started = performance.now();
       const count = await this.store.deleteEventsBefore(before, this.batchEvents);
       if (count === 0) break;
       total += count;
       this.hooks.deleted?.(count);
-      await new Promise((resolve) => setTimeout(resolve, this.pauseMs));
+      const took = performance.now() - started;
+      const pause = Math.max(this.pauseMs, (took * (1 - this.share)) / this.share);
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
     return total;
   }
