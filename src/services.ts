@@ -2,7 +2,7 @@ import type { Config } from './config.js';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
-import { SourceRateLimiter } from './domain/rate-limit.js';
+import { RateLimiter } from './domain/rate-limit.js';
 import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
 import { CursorCodec } from './http/paging.js';
@@ -20,7 +20,7 @@ export interface Services {
   locks: KeyedLock;
   validator: EventValidator;
   quarantine: Quarantine;
-  limiter: SourceRateLimiter;
+  limiter: RateLimiter;
   /** Metrics; also the pipeline's observer. */
   observer: Metrics;
   cursors: CursorCodec;
@@ -36,6 +36,7 @@ export interface RouteOptions {
 export function buildServices(config: AppConfig, store: Store): Services {
   const clock = () => new Date();
   const newId = () => timeOrderedId();
+  const observer = new Metrics(store);
   return {
     config,
     store,
@@ -44,12 +45,18 @@ export function buildServices(config: AppConfig, store: Store): Services {
     validator: new EventValidator(store, config.validatorTtlSec),
     quarantine: new Quarantine(
       store,
-      { maxAgeDays: config.rejectedMaxAgeDays, maxCount: config.rejectedMaxCount },
+      {
+        maxAgeDays: config.rejectedMaxAgeDays,
+        maxCount: config.rejectedMaxCount,
+        maxBytes: config.rejectedMaxBytes,
+        perSourcePerSecond: config.rejectedRateLimit,
+      },
+      observer,
       clock,
       newId,
     ),
-    limiter: new SourceRateLimiter(config.rateLimit),
-    observer: new Metrics(store),
+    limiter: new RateLimiter({ perSource: config.rateLimit, perClient: config.clientRateLimit }),
+    observer,
     cursors: new CursorCodec(config.apiToken),
     clock,
     newId,

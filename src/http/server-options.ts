@@ -66,6 +66,9 @@ class AccessLog extends LogController {
 /** Log times as ISO 8601 strings in UTC, in the `time` field of every line. */
 const isoTime = () => `,"time":"${new Date().toISOString()}"`;
 
+/** A request id a client may choose: 1 to 128 printable ASCII characters, no spaces. */
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
 /** The Fastify server settings of the service: limits, timeouts, request ids, logging, low-level errors. */
 export function serverOptions(
   config: Config,
@@ -78,8 +81,12 @@ export function serverOptions(
         : { level: config.logLevel, timestamp: isoTime, ...(typeof logger === 'object' ? logger : {}) },
     bodyLimit: config.bodyLimit,
     logController: config.accessLog ? new AccessLog() : new LogController({ disableRequestLogging: true }),
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is used only when short and printable (it goes into every log line).
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     // Requests arriving while the service shuts down get the catalogue's 503 (src/http/shutdown.ts).
     return503OnClosing: false,
     requestTimeout: config.requestTimeoutSec * 1000,

@@ -26,7 +26,7 @@ export default async function collectRoutes(app: FastifyInstance, { services }: 
         body: withExample({ type: 'object', additionalProperties: true }, collectBody),
         response: {
           200: withExample(collectResponse, collectAnswer, 'The event is stored'),
-          ...errorResponses(400, sourceRefused, 406, 413, 422, 429),
+          ...errorResponses(400, sourceRefused, 406, 413, 415, 422, 429),
         },
       },
       preValidation: async (request) => {

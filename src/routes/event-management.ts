@@ -40,7 +40,7 @@ export default async function eventManagementRoutes(app: FastifyInstance, { serv
         body: withExample(eventTypeInput, eventTypeExample),
         response: {
           200: recordResponse('EventType#', 'The event type as stored', eventTypeRecord),
-          ...errorResponses(400, 401, 413, 422),
+          ...errorResponses(400, 401, 413, 415, 422),
         },
       },
     },

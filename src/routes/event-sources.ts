@@ -29,7 +29,7 @@ export default async function eventSourceRoutes(app: FastifyInstance, { services
         body: withExample(eventSourceInput, sourceInput),
         response: {
           200: recordResponse('EventSource#', 'The source as stored', sourceRecord),
-          ...errorResponses(400, 401, 413, 422),
+          ...errorResponses(400, 401, 413, 415, 422),
         },
       },
     },

@@ -123,6 +123,7 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
               example: validationFailed,
             },
             413,
+            415,
             422,
             {
               status: 429,

@@ -32,7 +32,7 @@ export default async function trackRoutes(app: FastifyInstance, { services }: Ro
             trackAnswer,
             'The request is processed and what it stored is committed',
           ),
-          ...errorResponses(400, sourceRefused, 406, 413, 422, 429),
+          ...errorResponses(400, sourceRefused, 406, 413, 415, 422, 429),
         },
       },
       preValidation: async (request) => {

@@ -7,17 +7,20 @@ import { after, before, describe, test } from 'node:test';
 import { AUTH, startService, type Service } from '../helpers.js';
 import { expectStatus, type Json } from './support.js';
 
-/** The statuses each operation can answer (besides 408/431, answered before any route). */
+/**
+ * The statuses each operation can answer (besides 408/431, answered before any route; 415 needs a
+ * body, which only the POST routes read).
+ */
 const STATUSES: Record<string, number[]> = {
   'get /': [200, 302, 503],
   'get /health': [200, 503],
-  'post /track': [200, 400, 401, 406, 413, 422, 429, 503],
-  'post /collect/{event_type}/{source_id}': [200, 400, 401, 406, 413, 422, 429, 503],
-  'post /event/management': [200, 400, 401, 413, 422, 503],
+  'post /track': [200, 400, 401, 406, 413, 415, 422, 429, 503],
+  'post /collect/{event_type}/{source_id}': [200, 400, 401, 406, 413, 415, 422, 429, 503],
+  'post /event/management': [200, 400, 401, 413, 415, 422, 503],
   'get /event/management': [200, 401, 503],
   'get /event/management/{event_type}': [200, 400, 401, 404, 422, 503],
   'delete /event/management/{event_type}': [200, 400, 401, 404, 422, 503],
-  'post /event-source': [200, 400, 401, 413, 422, 503],
+  'post /event-source': [200, 400, 401, 413, 415, 422, 503],
   'get /event-sources': [200, 401, 503],
   'get /event-source/{id}': [200, 400, 401, 404, 422, 503],
   'delete /event-source/{id}': [200, 400, 401, 404, 422, 503],
@@ -28,7 +31,7 @@ const STATUSES: Record<string, number[]> = {
   'get /events': [200, 401, 422, 503],
   'get /event/rejected': [200, 401, 422, 503],
   'get /event/rejected/{id}': [200, 400, 401, 404, 422, 503],
-  'post /event/rejected/{id}/replay': [200, 400, 401, 404, 406, 413, 422, 429, 503],
+  'post /event/rejected/{id}/replay': [200, 400, 401, 404, 406, 413, 415, 422, 429, 503],
   'get /metrics': [200, 401, 503],
 };
 

@@ -124,6 +124,10 @@ const ERRORS: Record<number, ErrorDoc> = {
     description: 'The body is larger than TRACK_BODY_LIMIT, or has more events than TRACK_MAX_EVENTS',
     example: { detail: 'Request body is larger than 1048576 bytes' },
   },
+  415: {
+    description: 'The body is sent with a Content-Encoding other than gzip, deflate or identity',
+    example: { detail: 'Content-Encoding `br` is not supported: use gzip, deflate or none' },
+  },
   422: { description: 'The body, query or path breaks its shape', example: fieldError },
   429: {
     description: 'The event source sent more requests this second than its rate limit',

@@ -86,9 +86,9 @@ export const SQL = {
   },
   putRejected: {
     name: 'put-rejected',
-    text: `INSERT INTO rejected (id, time, source_id, event_types, doc, raw) VALUES ($1, $2, $3, $4, $5, $6)
+    text: `INSERT INTO rejected (id, time, source_id, event_types, doc, raw, size) VALUES ($1, $2, $3, $4, $5, $6, $7)
       ON CONFLICT (id) DO UPDATE SET time = excluded.time, source_id = excluded.source_id,
-        event_types = excluded.event_types, doc = excluded.doc, raw = excluded.raw`,
+        event_types = excluded.event_types, doc = excluded.doc, raw = excluded.raw, size = excluded.size`,
   },
   // Retention: the oldest events, skipping rows another process is deleting at the same moment.
   deleteEventsBefore: {
@@ -101,7 +101,9 @@ export const SQL = {
   pruneRejected: {
     name: 'prune-rejected',
     text: `DELETE FROM rejected WHERE time < $1
-      OR (time, id) <= (SELECT time, id FROM rejected ORDER BY time DESC, id DESC OFFSET $2 LIMIT 1)`,
+      OR (time, id) <= (SELECT time, id FROM rejected ORDER BY time DESC, id DESC OFFSET $2 LIMIT 1)
+      OR id IN (SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY time DESC, id DESC) AS total
+        FROM rejected) oldest WHERE total > $3)`,
   },
 } as const;
 

@@ -1,8 +1,8 @@
 /**
  * The embedded store's connection to its files: the writer's settings, the schema migrations, the
- * lock of the data folder and the online backup.
+ * private files of the data folder, its lock and the online backup.
  */
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DataDirInUseError } from '../store.js';
@@ -39,14 +39,28 @@ export function migrate(db: Database.Database): void {
 }
 
 /**
+ * The data folder and the database file, readable by this user only (folder 0700, files 0600):
+ * they hold every visitor's data. SQLite gives the log and shared-memory files the database file's
+ * mode. Files made by earlier versions with wider modes are narrowed.
+ */
+export function preparePrivateFiles(dataDir: string, file: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(path)) chmodSync(path, 0o600);
+  }
+}
+
+/**
  * Keeps other processes off the data folder for as long as this one runs: an exclusive lock on the
  * file `collector.lock`, taken through SQLite (a lock of the operating system, released when the
  * process ends however it ends). Throws DataDirInUseError when another process holds it.
  * Returns the function that releases it.
  */
 export function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, 'collector.lock'), { timeout: 0 });
+  const file = join(dataDir, 'collector.lock');
+  preparePrivateFiles(dataDir, file);
+  const db = new Database(file, { timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     // The first write takes the exclusive lock; in this mode it is kept until the connection closes.
@@ -78,6 +92,7 @@ export async function backupFile(source: string, destination: string): Promise<{
     } finally {
       copy.close();
     }
+    chmodSync(partial, 0o600); // as private as the store it copies
     renameSync(partial, destination);
     return { pages: progress.totalPages };
   } finally {

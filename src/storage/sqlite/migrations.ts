@@ -105,6 +105,12 @@ migrations.push(`
   DROP TABLE events;
 `);
 
+// The bytes each rejected request takes, for the quarantine's byte budget.
+migrations.push(`
+  ALTER TABLE rejected ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+  UPDATE rejected SET size = length(CAST(doc AS BLOB));
+`);
+
 // The time of a session's latest request, when later than its record's `metadata.time.update`: a
 // request that changes nothing else of the session writes this column only (merged into the record
 // when read), not the whole document.
