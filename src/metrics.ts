@@ -44,6 +44,12 @@ export class Metrics implements PipelineObserver {
     registers: [this.registry],
   });
 
+  private readonly expired = new Counter({
+    name: 'collector_events_expired_total',
+    help: 'Events deleted by retention (TRACK_EVENT_RETENTION_DAYS)',
+    registers: [this.registry],
+  });
+
   constructor(store: Store) {
     new Gauge({
       name: 'collector_write_queue_depth',
@@ -78,6 +84,10 @@ export class Metrics implements PipelineObserver {
 
   profilesMerged(count: number): void {
     if (count > 0) this.merges.inc(count);
+  }
+
+  eventsExpired(count: number): void {
+    this.expired.inc(count);
   }
 
   commitDuration(seconds: number): void {

@@ -1,42 +1,48 @@
-import type { JsonObject } from '../model/records.js';
+import type { JsonObject, RejectedRecord } from '../model/records.js';
 import type { TrackPayload } from '../model/payloads.js';
-import { collect, type CollectDeps, type CollectResponse } from './collect.js';
-import { NotFound, ProfileErased } from './errors.js';
+import { collect, type CollectResponse } from './collect.js';
+import { ProfileErased, ValidationFailed } from './errors.js';
+import type { Quarantine } from './quarantine.js';
 import { track, type TrackDeps, type TrackResponse } from './track/track.js';
 
+export interface ReplayDeps extends TrackDeps {
+  quarantine: Quarantine;
+}
+
 /**
- * Runs a refused request kept in the quarantine through its endpoint again (docs/api.md#replay),
- * with the sources, schemas and rules as they are now; once accepted it leaves the quarantine. A
- * request of a profile erased since is dropped, never replayed (ProfileErased).
+ * Runs a quarantined request through its endpoint's pipeline again (docs/api.md#replay). Accepted,
+ * the record leaves the quarantine; refused by validation again, the record keeps its place with
+ * the current failures; any other refusal leaves it as it was. A request of a profile erased since
+ * it was refused is dropped, never replayed (ProfileErased).
  */
 export async function replay(
-  deps: Omit<TrackDeps & CollectDeps, 'quarantine'>,
-  id: string,
+  deps: ReplayDeps,
+  record: RejectedRecord,
 ): Promise<TrackResponse | CollectResponse> {
-  const found = await deps.store.getRejected(id);
-  if (!found) throw new NotFound('Rejected request', id);
-  const { body, profile_less, event_type, ip = null } = found.request;
-  const replayDeps = { ...deps, quarantine: undefined };
+  // The pipelines run without the quarantine, so that a refusal is not kept a second time.
+  const run = { ...deps, quarantine: undefined };
+  const { body, profile_less, event_type, ip = null } = record.request;
   let answer: TrackResponse | CollectResponse;
   try {
     answer =
-      found.endpoint === 'track'
-        ? await track(replayDeps, {
+      record.endpoint === 'track'
+        ? await track(run, {
             payload: body as TrackPayload,
             profileLess: profile_less === true,
             ip,
-            expectProfile: found.profile_id ?? null,
+            expectProfile: record.profile_id ?? null,
           })
-        : await collect(replayDeps, {
-            eventType: event_type ?? found.event_types[0] ?? '',
-            sourceId: found.source_id,
+        : await collect(run, {
+            eventType: event_type ?? record.event_types[0] ?? '',
+            sourceId: record.source_id,
             properties: body as JsonObject,
             ip,
           });
   } catch (error) {
-    if (error instanceof ProfileErased) await deps.store.deleteRejected(found.id);
+    if (error instanceof ValidationFailed) await deps.quarantine.refusedAgain(record, error);
+    if (error instanceof ProfileErased) await deps.store.deleteRejected(record.id);
     throw error;
   }
-  await deps.store.deleteRejected(found.id);
+  await deps.store.deleteRejected(record.id);
   return answer;
 }

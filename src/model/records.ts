@@ -123,10 +123,16 @@ export type ProfileWrite =
  * Everything one request stores, committed atomically.
  * - `session.expectVersion`: null means "must not exist yet" (insert), a number means "update only if
  *   the stored version is still this one". A mismatch is a conflict: the request re-resolves.
+ * - `touch`: the latest request of a session that is not rewritten (docs/api.md#session).
  * - `profile`: see ProfileWrite.
  */
 export interface WriteSet {
   session?: { record: SessionRecord; expectVersion: number | null };
+  /**
+   * A stored session this request used without changing its record: its `metadata.time.update`
+   * becomes `at` (unless later already). Never a conflict; a session gone meanwhile is left alone.
+   */
+  touch?: { id: string; at: string };
   profile?: ProfileWrite;
   events: EventRecord[];
   /** The caller needs the whole profile as the write set leaves it (else only its id, after a merge). */

@@ -2,11 +2,35 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { deleteRule, saveRule } from '../domain/rules/manage.js';
 import { eventType, profileRuleInput, type ProfileRuleInput } from '../model/payloads.js';
-import { deletedOne, errorResponses, idParam, listOf } from '../http/schemas/responses.js';
+import {
+  deletedOne,
+  errorResponses,
+  exampleId,
+  idParam,
+  listOf,
+  notFound,
+  recordResponse,
+} from '../http/schemas/responses.js';
+import { profileRuleInput as ruleExample, profileRuleRecord, withExample } from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['profile rules'];
 const rule = { $ref: 'ProfileRule#' };
+
+/** The 422 of a rule that cannot be saved: the operation and field it names. */
+const refused = {
+  status: 422,
+  description: 'The rule breaks its shape, or an operation cannot be used (each named with its field)',
+  example: {
+    detail: [
+      {
+        loc: ['body', 'operations', 0, 'path'],
+        msg: 'set: `path` must be a dotted path under traits.public, traits.private, consents, interests',
+        type: 'value_error.operation',
+      },
+    ],
+  },
+};
 
 /** Profile rules (docs/api.md#profile-rules). */
 export default async function profileRuleRoutes(app: FastifyInstance, { services }: RouteOptions) {
@@ -20,8 +44,11 @@ export default async function profileRuleRoutes(app: FastifyInstance, { services
         summary: 'Create or replace a profile rule',
         description:
           'Every operation is checked: paths under traits.public, traits.private, consents or interests, `value` or `from` as the operation needs, bounded values; otherwise 422 naming the operation and field.',
-        body: profileRuleInput,
-        response: { 200: rule, ...errorResponses(400, 401, 422, 503) },
+        body: withExample(profileRuleInput, ruleExample),
+        response: {
+          200: recordResponse('ProfileRule#', 'The rule as stored', profileRuleRecord),
+          ...errorResponses(400, 401, 413, 415, refused),
+        },
       },
     },
     async (request) => saveRule(services, request.body),
@@ -34,7 +61,14 @@ export default async function profileRuleRoutes(app: FastifyInstance, { services
         tags,
         summary: 'List profile rules in the order they apply',
         querystring: { type: 'object', properties: { event_type: eventType } },
-        response: { 200: listOf(rule), ...errorResponses(401, 422, 503) },
+        response: {
+          200: withExample(
+            listOf(rule),
+            { total: 1, result: [profileRuleRecord] },
+            'The rules (of one event type), in the order they were first saved',
+          ),
+          ...errorResponses(401, 422),
+        },
       },
     },
     async (request) => {
@@ -49,8 +83,11 @@ export default async function profileRuleRoutes(app: FastifyInstance, { services
       schema: {
         tags,
         summary: 'One profile rule',
-        params: idParam,
-        response: { 200: rule, ...errorResponses(401, 404, 422, 503) },
+        params: exampleId(idParam, profileRuleRecord.id),
+        response: {
+          200: recordResponse('ProfileRule#', 'The profile rule', profileRuleRecord),
+          ...errorResponses(400, 401, notFound('Profile rule', profileRuleRecord.id), 422),
+        },
       },
     },
     async (request) =>
@@ -64,8 +101,11 @@ export default async function profileRuleRoutes(app: FastifyInstance, { services
       schema: {
         tags,
         summary: 'Delete a profile rule',
-        params: idParam,
-        response: { 200: deletedOne, ...errorResponses(401, 404, 422, 503) },
+        params: exampleId(idParam, profileRuleRecord.id),
+        response: {
+          200: withExample(deletedOne, { deleted: 1 }, 'Deleted'),
+          ...errorResponses(400, 401, notFound('Profile rule', profileRuleRecord.id), 422),
+        },
       },
     },
     async (request) => {

@@ -1,10 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { parseIdentityQuery } from '../model/identities.js';
-import { errorResponses, idParam } from '../http/schemas/responses.js';
+import { errorResponses, exampleId, idParam, notFound, recordResponse } from '../http/schemas/responses.js';
+import { profileRecord, withExample } from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
-/** Profiles: one by id (or alias), by identity, and erasure (docs/api.md#profiles). */
+const tags = ['profiles'];
+
+const erasedCounts = {
+  type: 'object',
+  properties: {
+    profiles: { type: 'integer' },
+    sessions: { type: 'integer' },
+    events: { type: 'integer' },
+    identities: { type: 'integer' },
+    aliases: { type: 'integer', description: 'ids of profiles merged into it' },
+    rejected: { type: 'integer', description: 'quarantined requests of the profile or its sessions' },
+  },
+} as const;
+
+/** Profiles: one by id (an alias answers its survivor), by identity, and erasure (docs/api.md#profiles). */
 export default async function profileRoutes(app: FastifyInstance, { services }: RouteOptions) {
   const { store } = services;
 
@@ -12,7 +27,7 @@ export default async function profileRoutes(app: FastifyInstance, { services }: 
     '/profiles',
     {
       schema: {
-        tags: ['profiles'],
+        tags,
         summary: 'The profile holding an identity',
         querystring: {
           type: 'object',
@@ -23,12 +38,32 @@ export default async function profileRoutes(app: FastifyInstance, { services }: 
               minLength: 3,
               maxLength: 300,
               description: '`<type>:<value>`, such as `email:ana@example.com` (the value is normalised)',
+              examples: ['email:ana@example.com'],
             },
           },
         },
         response: {
-          200: { type: 'object', properties: { result: { type: 'array', items: { $ref: 'Profile#' } } } },
-          ...errorResponses(401, 422, 503),
+          200: withExample(
+            {
+              type: 'object',
+              properties: { result: { type: 'array', items: { $ref: 'Profile#' } } },
+            },
+            { result: [profileRecord] },
+            'The profile holding the identity, or an empty list',
+          ),
+          ...errorResponses(401, {
+            status: 422,
+            description: 'The identity is not `<type>:<value>` with a type of [a-z_]{1,32}',
+            example: {
+              detail: [
+                {
+                  loc: ['querystring', 'identity'],
+                  msg: 'must be <type>:<value> with a type of [a-z_]{1,32}',
+                  type: 'value_error.identity',
+                },
+              ],
+            },
+          }),
         },
       },
     },
@@ -51,10 +86,13 @@ export default async function profileRoutes(app: FastifyInstance, { services }: 
     '/profile/:id',
     {
       schema: {
-        tags: ['profiles'],
-        summary: 'One stored profile',
-        params: idParam,
-        response: { 200: { $ref: 'Profile#' }, ...errorResponses(401, 404, 503) },
+        tags,
+        summary: 'One stored profile (the survivor, for the id of a merged profile)',
+        params: exampleId(idParam, profileRecord.id),
+        response: {
+          200: recordResponse('Profile#', 'The profile', profileRecord),
+          ...errorResponses(400, 401, notFound('Profile', profileRecord.id), 422),
+        },
       },
     },
     async (request) =>
@@ -66,27 +104,19 @@ export default async function profileRoutes(app: FastifyInstance, { services }: 
     '/profile/:id',
     {
       schema: {
-        tags: ['profiles'],
-        summary: 'Erase a profile with its sessions and events',
-        params: idParam,
+        tags,
+        summary: 'Erase a profile with its sessions, events, identities, aliases and quarantined requests',
+        params: exampleId(idParam, profileRecord.id),
         response: {
           200: {
+            description: 'Erased: how many records of each kind were deleted',
+            examples: [
+              { deleted: { profiles: 1, sessions: 2, events: 14, identities: 1, aliases: 0, rejected: 1 } },
+            ],
             type: 'object',
-            properties: {
-              deleted: {
-                type: 'object',
-                properties: {
-                  profiles: { type: 'integer' },
-                  sessions: { type: 'integer' },
-                  events: { type: 'integer' },
-                  identities: { type: 'integer' },
-                  aliases: { type: 'integer' },
-                  rejected: { type: 'integer', description: 'quarantined requests of the profile' },
-                },
-              },
-            },
+            properties: { deleted: erasedCounts },
           },
-          ...errorResponses(401, 404, 503),
+          ...errorResponses(400, 401, notFound('Profile', profileRecord.id), 422),
         },
       },
     },

@@ -3,7 +3,8 @@ import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
 import type { EventFilter } from '../storage/store.js';
 import { eventType, idString } from '../model/payloads.js';
-import { errorResponses, idParam } from '../http/schemas/responses.js';
+import { errorResponses, exampleId, idParam, notFound, recordResponse } from '../http/schemas/responses.js';
+import { eventRecord, nextCursor, sessionRecord, withExample } from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 interface EventsQuery {
@@ -36,8 +37,11 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
       schema: {
         tags: ['events'],
         summary: 'One stored event',
-        params: idParam,
-        response: { 200: { $ref: 'Event#' }, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, eventRecord.id),
+        response: {
+          200: recordResponse('Event#', 'The event', eventRecord),
+          ...errorResponses(400, 401, notFound('Event', eventRecord.id), 422),
+        },
       },
     },
     async (request) =>
@@ -53,14 +57,18 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         summary: 'Stored events, newest first, paged by cursor',
         querystring: eventsQuery,
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              result: { type: 'array', items: { $ref: 'Event#' } },
-              next: { type: ['string', 'null'] },
+          200: withExample(
+            {
+              type: 'object',
+              properties: {
+                result: { type: 'array', items: { $ref: 'Event#' } },
+                next: { type: ['string', 'null'] },
+              },
             },
-          },
-          ...errorResponses(401, 422, 503),
+            { result: [eventRecord], next: nextCursor },
+            'A page of events, newest first; `next` is the cursor of the following page (null after the last)',
+          ),
+          ...errorResponses(401, 422),
         },
       },
     },
@@ -89,8 +97,11 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
       schema: {
         tags: ['sessions'],
         summary: 'One stored session',
-        params: idParam,
-        response: { 200: { $ref: 'Session#' }, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, sessionRecord.id),
+        response: {
+          200: recordResponse('Session#', 'The session', sessionRecord),
+          ...errorResponses(400, 401, notFound('Session', sessionRecord.id), 422),
+        },
       },
     },
     async (request) => {

@@ -9,22 +9,24 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 
 test('the data folder is 0700 and the store files 0600, also when an older version made them wider', async (t) => {
   const parent = tempDir();
-  t.after(() => rmSync(parent, { recursive: true, force: true }));
   const dataDir = join(parent, 'data');
   const service = await startService({ dataDir });
+  t.after(() => service.close());
   await service.createSource();
   assert.equal((await service.post('/track', payload())).statusCode, 200);
   assert.equal(mode(dataDir), 0o700);
   for (const file of ['collector.db', 'collector.db-wal', 'collector.db-shm']) {
     assert.equal(mode(join(dataDir, file)), 0o600, file);
   }
-  await service.close();
 
   const older = join(parent, 'older');
   mkdirSync(older);
   writeFileSync(join(older, 'collector.db'), '');
   chmodSync(join(older, 'collector.db'), 0o644);
   const again = await startService({ dataDir: older });
-  t.after(() => again.close());
+  t.after(async () => {
+    await again.close();
+    rmSync(parent, { recursive: true, force: true });
+  });
   assert.equal(mode(join(older, 'collector.db')), 0o600);
 });

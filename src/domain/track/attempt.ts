@@ -115,7 +115,8 @@ async function attemptOnce(
   const wholeProfile = options.profile && source.returns_profile;
   const writeSet = buildWriteSet(identity, rules, options, events.saved, now, wholeProfile);
   const profileNow = () => (wholeProfile ? rules.predict() : identity.profile);
-  if (source.transitional || (!writeSet.session && !writeSet.profile && writeSet.events.length === 0)) {
+  const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
+  if (source.transitional || nothing) {
     trace.log('info', 'store', 'nothing to store');
     return { identity, profile: profileNow(), sessionSaved: false, profilesSaved: [], events: [] };
   }

@@ -51,6 +51,7 @@ export function buildWriteSet(
 ): WriteSet {
   const writeSet: WriteSet = {
     session: options.saveSession ? identity.sessionWrite : undefined,
+    touch: options.saveSession ? identity.sessionTouch : undefined,
     profile: profileWrite(identity, rules, saved, now),
     events: saved,
   };

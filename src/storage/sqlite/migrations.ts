@@ -111,6 +111,13 @@ migrations.push(`
   UPDATE rejected SET size = length(CAST(doc AS BLOB));
 `);
 
+// The time of a session's latest request, when later than its record's `metadata.time.update`: a
+// request that changes nothing else of the session writes this column only (merged into the record
+// when read), not the whole document.
+migrations.push(`
+  ALTER TABLE sessions ADD COLUMN update_time TEXT;
+`);
+
 // Profile rules (kept in the order they were first saved: `seq`), identities (one profile per
 // type and value: the key that decides merges), aliases of merged profiles, and the session and
 // profile of each quarantined request, so that erasing a profile erases its refused requests too.

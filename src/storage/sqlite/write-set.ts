@@ -68,11 +68,15 @@ export type RunRow = [
   docs: string,
 ];
 
+/** A session used by the request without being rewritten, and the time of that request. */
+export type TouchRow = [id: string, at: string];
+
 /** `answer`: the caller wants the profile's document back (src/model/records.ts: WriteSet). */
 export type WriteRow = [
   session: SessionRow | null,
   profile: ProfileRow | null,
   runs: RunRow[],
+  touch: TouchRow | null,
   answer: boolean,
 ];
 
@@ -99,7 +103,8 @@ export function toRow(ws: WriteSet): WriteRow {
     if (p.op === 'create') profile = ['create', p.record.id, JSON.stringify(p.record), change];
     else profile = [p.op, p.id, p.op === 'visit' ? p.at : null, change];
   }
-  return [session, profile, runsOf(ws.events), ws.answerProfile === true];
+  const touch: TouchRow | null = ws.touch ? [ws.touch.id, ws.touch.at] : null;
+  return [session, profile, runsOf(ws.events), touch, ws.answerProfile === true];
 }
 
 /** The events in runs: consecutive events with the same insert time, source, session and profile. */

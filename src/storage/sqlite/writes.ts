@@ -13,6 +13,9 @@ import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
 import { decodeChange, type RowOutcome, type WriteRow } from './write-set.js';
 
+/** A stored session as read: its document, version, and the time of its latest request (or null). */
+type SessionRow = [doc: string, version: number, updateTime: string | null];
+
 /** The write operations, by name: what the service's thread may ask the writer thread to do. */
 export function prepareWrites(db: Database.Database) {
   const s = writeStatements(db);
@@ -25,7 +28,7 @@ export function prepareWrites(db: Database.Database) {
    * profile's visit and operations are applied to its stored record; identities last, since they
    * may merge the profile (with the request's session and events) into another.
    */
-  const apply = ([session, profile, runs, answer]: WriteRow): RowOutcome => {
+  const apply = ([session, profile, runs, touch, answer]: WriteRow): RowOutcome => {
     let current: ProfileRecord | null = null;
     let changed = false;
     let change: ProfileChange | null = null;
@@ -60,6 +63,10 @@ export function prepareWrites(db: Database.Database) {
       }
       if (seq === undefined) return { ok: false, conflict: 'session' };
       written = { id, seq };
+    }
+    if (touch) {
+      const seq = s.touchSession.get(touch[1], touch[0]) as number | undefined;
+      if (seq !== undefined) written = { id: touch[0], seq };
     }
     let text: string | null = null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], profile[2]);
@@ -105,8 +112,8 @@ export function prepareWrites(db: Database.Database) {
      * One read transaction for all of them: outside one, each lookup would be a transaction of its
      * own, taking and releasing the file's and the log's read locks (system calls) every time.
      */
-    readSessions: db.transaction((ids: string[]): ([string, number] | null)[] =>
-      ids.map((id) => (s.getSession.get(id) as [string, number] | undefined) ?? null),
+    readSessions: db.transaction((ids: string[]): (SessionRow | null)[] =>
+      ids.map((id) => (s.getSession.get(id) as SessionRow | undefined) ?? null),
     ),
     // A merged profile's id is an alias: it answers the survivor.
     readProfiles: db.transaction((ids: string[]): (string | null)[] =>
@@ -167,6 +174,19 @@ export function prepareWrites(db: Database.Database) {
     deleteRejected(id: string): boolean {
       return s.deleteRejected.run(id).changes > 0;
     },
+    /**
+     * Deletes the oldest runs inserted before `before`, about `maxEvents` events' worth (at least one
+     * run, however many events it holds), in one short transaction; answers how many events went.
+     */
+    deleteEventsBefore: db.transaction((before: string, maxEvents: number): number => {
+      let events = 0;
+      for (const [run, count] of s.oldRuns.all(before, maxEvents) as [number, number][]) {
+        if (events > 0 && events + count > maxEvents) break;
+        s.deleteRun.run(run);
+        events += count;
+      }
+      return events;
+    }).immediate,
     pruneRejected(before: string, keep: number, maxBytes: number): number {
       return (
         s.pruneRejectedAge.run(before).changes +
