@@ -191,6 +191,7 @@ export function profileContract(h: ProfileContractHelpers): void {
       'e-b2',
     ]);
     assert.deepEqual(await store.listEvents({ profileId: 'b' }, 10, null), []);
+    assert.equal((await store.getRejected('r-b'))?.profile_id, 'a', 'the refused request names the survivor');
     // A write set still naming the merged profile conflicts: its request resolves again.
     const stale = await store.commit({
       profile: { op: 'keep', id: 'b' },

@@ -112,7 +112,11 @@ export const SQL = {
       aliases_moved AS (UPDATE profile_aliases SET profile_id = $1 WHERE profile_id = $2),
       alias AS (INSERT INTO profile_aliases (alias, profile_id) VALUES ($2, $1)
         ON CONFLICT (alias) DO UPDATE SET profile_id = excluded.profile_id),
-      rejected_moved AS (UPDATE rejected SET profile_id = $1 WHERE profile_id = $2),
+      rejected_moved AS (UPDATE rejected SET profile_id = $1,
+        doc = CASE WHEN doc IS NULL THEN NULL ELSE jsonb_set(doc, '{profile_id}', to_jsonb($1::text)) END,
+        raw = CASE WHEN raw IS NULL THEN NULL
+          ELSE replace(raw::text, '"profile_id":' || to_json($2::text)::text, '"profile_id":' || to_json($1::text)::text)::json END
+        WHERE profile_id = $2),
       merged AS (DELETE FROM profiles WHERE id = $2)
       SELECT 1`,
   },

@@ -38,7 +38,7 @@ export function profileWrites(s: Statements) {
     s.moveIdentities.run(into, from);
     s.moveAliases.run(into, from);
     s.insertAlias.run(from, into);
-    s.moveRejected.run(into, from);
+    s.moveRejected.run({ into, from });
     s.eraseProfile.run(from);
   };
 

@@ -107,7 +107,9 @@ export function writeStatements(db: Database.Database) {
     ),
     profileRuns: db.prepare('SELECT run, docs FROM event_runs WHERE profile_id = ?').raw(),
     moveRun: db.prepare('UPDATE event_runs SET profile_id = ?, docs = ? WHERE run = ?'),
-    moveRejected: db.prepare('UPDATE rejected SET profile_id = ? WHERE profile_id = ?'),
+    moveRejected: db.prepare(
+      "UPDATE rejected SET profile_id = @into, doc = json_set(doc, '$.profile_id', @into) WHERE profile_id = @from",
+    ),
     putEventType: db.prepare(
       'INSERT INTO event_types (event_type, doc) VALUES (?, ?) ON CONFLICT (event_type) DO UPDATE SET doc = excluded.doc',
     ),
