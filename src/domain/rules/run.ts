@@ -30,16 +30,26 @@ const unchanged = (profile: ProfileRecord | null): RulesOutcome => ({
   applied: 0,
 });
 
-/** The rules of every type in the request, looked up once per type. */
-async function rulesByType(book: RuleBook, events: EventRecord[]): Promise<Map<string, CompiledRule[]>> {
-  const found = new Map<string, CompiledRule[]>();
-  const seen = new Set<string>();
+/** The rules of an event type, from the cache when it holds them (no promise to wait for then). */
+async function rulesOf(book: RuleBook, type: string): Promise<CompiledRule[] | null> {
+  const rules = book.rulesFor(type);
+  return rules instanceof Promise ? await rules : rules;
+}
+
+/** The rules of every type in the request, looked up once per type; null when none has any. */
+async function rulesByType(
+  book: RuleBook,
+  events: EventRecord[],
+): Promise<Map<string, CompiledRule[]> | null> {
+  let found: Map<string, CompiledRule[]> | null = null;
+  let looked: Set<string> | null = null;
+  const first = events[0]!.type;
   for (const event of events) {
-    if (seen.has(event.type)) continue;
-    seen.add(event.type);
-    const rules = book.rulesFor(event.type);
-    const list = rules instanceof Promise ? await rules : rules;
-    if (list) found.set(event.type, list);
+    const type = event.type;
+    if (type === first ? looked !== null : looked?.has(type)) continue;
+    (looked ??= new Set()).add(type);
+    const rules = await rulesOf(book, type);
+    if (rules) (found ??= new Map()).set(type, rules);
   }
   return found;
 }
@@ -52,22 +62,25 @@ export async function runRules(
   at: string,
   trace: Trace,
 ): Promise<RulesOutcome> {
-  if (!profile) return unchanged(profile);
+  if (!profile || events.length === 0) return unchanged(profile);
   const byType = await rulesByType(book, events);
-  if (byType.size === 0) return unchanged(profile);
+  if (byType === null) return unchanged(profile);
 
   const steps: ProfileStep[] = [];
   const identities: Extract<ProfileOp, { op: 'identify' }>[] = [];
   let applied = 0;
-  events.forEach((event, index) => {
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index]!;
     const rules = byType.get(event.type);
-    if (!rules) return;
-    const ops: ProfileOp[] = [];
-    const names: { id: string; name: string }[] = [];
+    if (!rules) continue;
+    let ops: ProfileOp[] | null = null;
     for (const rule of rules) {
       if (rule.sourceId !== null && rule.sourceId !== sourceId) continue;
       applied++;
-      if (trace.enabled) names.push({ id: rule.id, name: rule.name });
+      if (trace.enabled) {
+        const execution = trace.events[index];
+        if (execution) (execution.rules ??= []).push({ id: rule.id, name: rule.name });
+      }
       for (const compiled of rule.ops) {
         const op = resolveOp(compiled, event);
         if (!op) continue;
@@ -83,19 +96,15 @@ export async function runRules(
           }
           identities.push(op);
         }
-        ops.push(op);
+        (ops ??= []).push(op);
       }
     }
-    if (ops.length > 0) steps.push({ event: event.id, ops });
-    const execution = trace.events[index];
-    if (execution && names.length > 0) execution.rules = names;
-  });
-  if (applied > 0)
-    trace.log(
-      'info',
-      'rules',
-      `${applied} rule application(s), ${steps.reduce((n, s) => n + s.ops.length, 0)} operation(s)`,
-    );
+    if (ops) steps.push({ event: event.id, ops });
+  }
+  if (applied > 0 && trace.enabled) {
+    const count = steps.reduce((n, s) => n + s.ops.length, 0);
+    trace.log('info', 'rules', `${applied} rule application(s), ${count} operation(s)`);
+  }
   let predicted: ProfileRecord | undefined;
   const predict = () =>
     (predicted ??= applyOps(
