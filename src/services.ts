@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import { Enricher } from './domain/enrichment/enricher.js';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
@@ -21,6 +22,9 @@ export interface Services {
   validator: EventValidator;
   quarantine: Quarantine;
   limiter: SourceRateLimiter;
+  enricher: Enricher;
+  /** Seconds a device clock may be off before its event times are corrected. */
+  clockSkewSec: number;
   /** Metrics; also the pipeline's observer. */
   observer: Metrics;
   cursors: CursorCodec;
@@ -49,6 +53,8 @@ export function buildServices(config: AppConfig, store: Store): Services {
       newId,
     ),
     limiter: new SourceRateLimiter(config.rateLimit),
+    enricher: new Enricher({ enrich: config.enrich, bots: config.bots, anonymize: config.ipAnonymize }),
+    clockSkewSec: config.clockSkewSec,
     observer: new Metrics(store),
     cursors: new CursorCodec(config.apiToken),
     clock,

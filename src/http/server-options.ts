@@ -23,6 +23,17 @@ function clientErrorHandler(error: NodeJS.ErrnoException, socket: import('node:n
   );
 }
 
+/**
+ * TRACK_TRUST_PROXY as Fastify's `trustProxy` (docs/api.md#client-address). `true` and a list of
+ * addresses and networks are Fastify's own forms. A number is not: Fastify (5.x) answers a hop count
+ * with "trust nothing"; the service's N means "the N nearest hops, the socket's peer first, are
+ * proxies", which is a function of the hop's position.
+ */
+export function trustProxyOption(setting: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (typeof setting === 'number') return (_address: string, hop: number) => hop < setting;
+  return setting;
+}
+
 /** The Fastify server settings of the service: limits, request ids, logging, low-level errors. */
 export function serverOptions(config: Config, logger: FastifyServerOptions['logger']): FastifyServerOptions {
   return {
@@ -32,6 +43,7 @@ export function serverOptions(config: Config, logger: FastifyServerOptions['logg
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    trustProxy: trustProxyOption(config.trustProxy),
     // Path parameters always reach their route, whose schema refuses what is too long (422).
     routerOptions: { maxParamLength: 4096 },
     clientErrorHandler,

@@ -99,15 +99,25 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
     async (request) => {
       const found = await store.getRejected(request.params.id);
       if (!found) throw errors.notFound('Rejected request', request.params.id);
-      const { body, profile_less, event_type, ip = null } = found.request;
+      const { body, profile_less, event_type, ip = null, user_agent: userAgent = null } = found.request;
+      // Event times are taken against when the request was first received.
+      const receivedAt = new Date(found.time);
       const answer =
         found.endpoint === 'track'
-          ? await track(replayDeps, { payload: body as TrackPayload, profileLess: profile_less === true, ip })
+          ? await track(replayDeps, {
+              payload: body as TrackPayload,
+              profileLess: profile_less === true,
+              ip,
+              userAgent,
+              receivedAt,
+            })
           : await collect(replayDeps, {
               eventType: event_type ?? found.event_types[0] ?? '',
               sourceId: found.source_id,
               properties: body as JsonObject,
               ip,
+              userAgent,
+              receivedAt,
             });
       await store.deleteRejected(found.id);
       return answer;

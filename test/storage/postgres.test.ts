@@ -77,6 +77,30 @@ describe('postgres: several processes on one database', () => {
     }
   });
 
+  test('the same client ids from two stores at once: each stored once, in either order', async (t) => {
+    const url = await testSchema();
+    const [a, b] = [await openedStore(t, url), await openedStore(t, url)];
+    const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    const withKey = (id: string, key: string) => {
+      const e = event(id);
+      e.metadata.client_id = key;
+      return e;
+    };
+    // Each store commits every key, in opposite orders, one write set per key and one with all.
+    const results = await Promise.all([
+      ...keys.map((key) => a.commit({ events: [withKey(`a-${key}`, key)] })),
+      ...[...keys].reverse().map((key) => b.commit({ events: [withKey(`b-${key}`, key)] })),
+      b.commit({ events: keys.map((key) => withKey(`all-${key}`, key)) }),
+    ]);
+    const duplicates = results.flatMap((r) => (r.ok ? r.duplicates : assert.fail(JSON.stringify(r))));
+    assert.equal(duplicates.length, keys.length * 2);
+    for (const key of keys) {
+      const stored = await a.listEvents({ clientId: key }, 10, null);
+      assert.equal(stored.length, 1, key);
+      assert.ok(!duplicates.includes(stored[0]!.id));
+    }
+  });
+
   test('batches that visit the same profiles in opposite orders do not fail', async (t) => {
     const url = await testSchema();
     const [a, b] = [await openedStore(t, url), await openedStore(t, url)];
@@ -133,12 +157,13 @@ describe('postgres: several processes on one database', () => {
   test('with migrateOnStart false, open refuses a database that lacks migrations', async (t) => {
     const url = await testSchema();
     const store = new PostgresStore({ url, writeQueueLimit: 10, migrateOnStart: false });
+    const all = migrations.map((_, i) => i + 1);
     await assert.rejects(
       store.open(),
-      (error) => error instanceof MigrationsMissingError && error.pending.join() === '1',
+      (error) => error instanceof MigrationsMissingError && error.pending.join() === all.join(),
     );
     const state = await migrate({ url, connectTimeoutMs: 5000, statementTimeoutMs: 0 });
-    assert.deepEqual(state.applied, [1]);
+    assert.deepEqual(state.applied, all);
     await store.open();
     t.after(() => store.close());
     assert.equal(await store.ping(), true);
