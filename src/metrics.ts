@@ -21,6 +21,12 @@ export class Metrics implements PipelineObserver {
     labelNames: ['outcome', 'reason'] as const,
     registers: [this.registry],
   });
+  private readonly dropped = new Counter({
+    name: 'collector_rejected_dropped_total',
+    help: 'Refused requests not kept in the quarantine: over its per-source rate, or deleted by retention',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   private readonly duplicates = new Counter({
     name: 'collector_duplicate_events_total',
     help: 'Events not stored because an event with the same client id is stored for the source',
@@ -44,6 +50,10 @@ export class Metrics implements PipelineObserver {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'collector_' });
+  }
+
+  rejectedDropped(count: number, reason: string): void {
+    this.dropped.inc({ reason }, count);
   }
 
   eventsAccepted(count: number): void {

@@ -3,7 +3,7 @@ import { Enricher } from './domain/enrichment/enricher.js';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
-import { SourceRateLimiter } from './domain/rate-limit.js';
+import { RateLimiter } from './domain/rate-limit.js';
 import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
 import { CursorCodec } from './http/paging.js';
@@ -21,7 +21,7 @@ export interface Services {
   locks: KeyedLock;
   validator: EventValidator;
   quarantine: Quarantine;
-  limiter: SourceRateLimiter;
+  limiter: RateLimiter;
   enricher: Enricher;
   /** Seconds a device clock may be off before its event times are corrected. */
   clockSkewSec: number;
@@ -40,6 +40,7 @@ export interface RouteOptions {
 export function buildServices(config: AppConfig, store: Store): Services {
   const clock = () => new Date();
   const newId = () => timeOrderedId();
+  const observer = new Metrics(store);
   return {
     config,
     store,
@@ -48,14 +49,20 @@ export function buildServices(config: AppConfig, store: Store): Services {
     validator: new EventValidator(store, config.validatorTtlSec),
     quarantine: new Quarantine(
       store,
-      { maxAgeDays: config.rejectedMaxAgeDays, maxCount: config.rejectedMaxCount },
+      {
+        maxAgeDays: config.rejectedMaxAgeDays,
+        maxCount: config.rejectedMaxCount,
+        maxBytes: config.rejectedMaxBytes,
+        perSourcePerSecond: config.rejectedRateLimit,
+      },
+      observer,
       clock,
       newId,
     ),
-    limiter: new SourceRateLimiter(config.rateLimit),
+    limiter: new RateLimiter({ perSource: config.rateLimit, perClient: config.clientRateLimit }),
     enricher: new Enricher({ enrich: config.enrich, bots: config.bots, anonymize: config.ipAnonymize }),
     clockSkewSec: config.clockSkewSec,
-    observer: new Metrics(store),
+    observer,
     cursors: new CursorCodec(config.apiToken),
     clock,
     newId,

@@ -5,7 +5,7 @@ import { commitWriteSet } from './commit.js';
 import type { Enricher } from './enrichment/enricher.js';
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
-import type { SourceRateLimiter } from './rate-limit.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { SourceCache } from './sources.js';
 import type { EventValidator } from './validation/validator.js';
 
@@ -24,7 +24,7 @@ export interface CollectDeps {
   store: Store;
   sources: SourceCache;
   validator: EventValidator;
-  limiter: SourceRateLimiter;
+  limiter: RateLimiter;
   observer: PipelineObserver;
   enricher: Enricher;
   /** Where requests refused by validation are kept; absent when replaying from it. */
@@ -40,7 +40,7 @@ export interface CollectResponse {
 
 /** POST /collect/{event_type}/{source_id} (docs/api.md#post-collect): one profile-less event, no session or profile. */
 export async function collect(deps: CollectDeps, request: CollectRequest): Promise<CollectResponse> {
-  const source = await admitSource(deps, request.sourceId, 1);
+  const source = await admitSource(deps, request.sourceId, request.ip, 1);
   const now = deps.clock();
   const insert = now.toISOString();
   const ip = deps.enricher.storedAddress(request.ip);

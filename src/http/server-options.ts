@@ -23,6 +23,9 @@ function clientErrorHandler(error: NodeJS.ErrnoException, socket: import('node:n
   );
 }
 
+/** A request id a client may choose: 1 to 128 printable ASCII characters, no spaces. */
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
 /**
  * TRACK_TRUST_PROXY as Fastify's `trustProxy` (docs/api.md#client-address). `true` and a list of
  * addresses and networks are Fastify's own forms. A number is not: Fastify (5.x) answers a hop count
@@ -40,8 +43,12 @@ export function serverOptions(config: Config, logger: FastifyServerOptions['logg
     logger: logger ?? { level: config.logLevel },
     bodyLimit: config.bodyLimit,
     logController: new LogController({ disableRequestLogging: !config.accessLog }),
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is used only when short and printable (it goes into every log line).
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     return503OnClosing: true,
     trustProxy: trustProxyOption(config.trustProxy),
     // Path parameters always reach their route, whose schema refuses what is too long (422).

@@ -4,7 +4,7 @@ import type { Enricher } from '../enrichment/enricher.js';
 import type { KeyedLock } from '../keyed-lock.js';
 import type { PipelineObserver } from '../observer.js';
 import type { Quarantine } from '../quarantine.js';
-import type { SourceRateLimiter } from '../rate-limit.js';
+import type { RateLimiter } from '../rate-limit.js';
 import type { SourceCache } from '../sources.js';
 import type { EventValidator } from '../validation/validator.js';
 
@@ -25,7 +25,7 @@ export interface TrackDeps {
   sources: SourceCache;
   locks: KeyedLock;
   validator: EventValidator;
-  limiter: SourceRateLimiter;
+  limiter: RateLimiter;
   observer: PipelineObserver;
   enricher: Enricher;
   /** Seconds a device clock may be off before its event times are corrected (TRACK_CLOCK_SKEW). */

@@ -105,6 +105,12 @@ migrations.push(`
   DROP TABLE events;
 `);
 
+// The bytes each rejected request takes, for the quarantine's byte budget.
+migrations.push(`
+  ALTER TABLE rejected ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+  UPDATE rejected SET size = length(CAST(doc AS BLOB));
+`);
+
 // Client event ids and event times (docs/api.md#duplicates, #event-time). `client_ids` holds the
 // client ids of a run's events (null when none has one); `event_client_ids` keys them by client id
 // and source, one row each, so that a duplicate is found with one look-up per write set; triggers
