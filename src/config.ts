@@ -59,6 +59,18 @@ export interface Config {
   logLevel: string;
   /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
   accessLog: boolean;
+  /** Seconds a client may take to send a whole request (headers and body); 0 = no limit. */
+  requestTimeoutSec: number;
+  /** Seconds a client may take to send the request line and headers. */
+  headersTimeoutSec: number;
+  /** Seconds a kept-alive connection may stay idle between requests. */
+  idleTimeoutSec: number;
+  /** Most open client connections; more are closed as they arrive. */
+  maxConnections: number;
+  /** Seconds requests in flight get to finish after SIGTERM/SIGINT before connections are closed. */
+  shutdownGraceSec: number;
+  /** Events older than this many days are deleted in the background; null keeps them forever. */
+  eventRetentionDays: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -98,6 +110,12 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     ipAnonymize: false,
     logLevel: 'info',
     accessLog: false,
+    requestTimeoutSec: 30,
+    headersTimeoutSec: 10,
+    idleTimeoutSec: 72,
+    maxConnections: 10_000,
+    shutdownGraceSec: 10,
+    eventRetentionDays: null,
     ...overrides,
   };
 }
@@ -176,6 +194,14 @@ export function loadConfig(env: Env): Readonly<Config> {
       `TRACK_WORKERS=${workers} needs the PostgreSQL store (DATABASE_URL): the embedded store allows one writer process`,
     );
   }
+  const requestTimeoutSec = integer(env, 'TRACK_REQUEST_TIMEOUT', base.requestTimeoutSec, 0);
+  const headersTimeoutSec = integer(env, 'TRACK_HEADERS_TIMEOUT', base.headersTimeoutSec, 1);
+  if (requestTimeoutSec > 0 && headersTimeoutSec > requestTimeoutSec) {
+    throw new ConfigError(
+      `TRACK_HEADERS_TIMEOUT (${headersTimeoutSec}) must not exceed TRACK_REQUEST_TIMEOUT (${requestTimeoutSec})`,
+    );
+  }
+  const retention = text(env, 'TRACK_EVENT_RETENTION_DAYS');
   const bots = (text(env, 'TRACK_BOTS') ?? base.bots).toLowerCase();
   if (bots !== 'tag' && bots !== 'drop') {
     throw new ConfigError(`TRACK_BOTS must be tag or drop, got "${env.TRACK_BOTS}"`);
@@ -211,5 +237,11 @@ export function loadConfig(env: Env): Readonly<Config> {
     ipAnonymize: flag(env, 'TRACK_IP_ANONYMIZE', base.ipAnonymize),
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
     accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
+    requestTimeoutSec,
+    headersTimeoutSec,
+    idleTimeoutSec: integer(env, 'TRACK_IDLE_TIMEOUT', base.idleTimeoutSec, 1),
+    maxConnections: integer(env, 'TRACK_MAX_CONNECTIONS', base.maxConnections, 1),
+    shutdownGraceSec: integer(env, 'TRACK_SHUTDOWN_GRACE', base.shutdownGraceSec, 0),
+    eventRetentionDays: retention === undefined ? null : integer(env, 'TRACK_EVENT_RETENTION_DAYS', 0, 1),
   });
 }

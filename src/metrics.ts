@@ -40,6 +40,12 @@ export class Metrics implements PipelineObserver {
     registers: [this.registry],
   });
 
+  private readonly expired = new Counter({
+    name: 'collector_events_expired_total',
+    help: 'Events deleted by retention (TRACK_EVENT_RETENTION_DAYS)',
+    registers: [this.registry],
+  });
+
   constructor(store: Store) {
     new Gauge({
       name: 'collector_write_queue_depth',
@@ -66,6 +72,10 @@ export class Metrics implements PipelineObserver {
 
   eventsRejected(count: number, reason: string): void {
     this.events.inc({ outcome: 'rejected', reason }, count);
+  }
+
+  eventsExpired(count: number): void {
+    this.expired.inc(count);
   }
 
   eventsDuplicate(sourceId: string, count: number): void {

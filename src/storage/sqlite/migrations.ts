@@ -111,6 +111,13 @@ migrations.push(`
   UPDATE rejected SET size = length(CAST(doc AS BLOB));
 `);
 
+// The time of a session's latest request, when later than its record's `metadata.time.update`: a
+// request that changes nothing else of the session writes this column only (merged into the record
+// when read), not the whole document.
+migrations.push(`
+  ALTER TABLE sessions ADD COLUMN update_time TEXT;
+`);
+
 // Client event ids and event times (docs/api.md#duplicates, #event-time). `client_ids` holds the
 // client ids of a run's events (null when none has one); `event_client_ids` keys them by client id
 // and source, one row each, so that a duplicate is found with one look-up per write set; triggers

@@ -30,6 +30,9 @@ export type RunRow = [
   oob: 0 | 1,
 ];
 
+/** A session used by the request without being rewritten, and the time of that request. */
+export type TouchRow = [id: string, at: string];
+
 /** One event of a write set whose events carry client ids: the writer keeps it or not, then makes runs. */
 export type EventRow = [
   insertTime: string,
@@ -51,6 +54,7 @@ export type WriteRow = [
   session: SessionRow | null,
   profile: ProfileRow | null,
   runs: RunRow[],
+  touch: TouchRow | null,
   keyed: EventRow[] | null,
 ];
 
@@ -72,8 +76,9 @@ export function toRow(ws: WriteSet): WriteRow {
   } else if (ws.profile) {
     profile = ['visit', ws.profile.id, ws.profile.at];
   }
+  const touch: TouchRow | null = ws.touch ? [ws.touch.id, ws.touch.at] : null;
   const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
-  return [session, profile, keyed ? [] : runsOf(ws.events), keyed ? ws.events.map(eventRow) : null];
+  return [session, profile, keyed ? [] : runsOf(ws.events), touch, keyed ? ws.events.map(eventRow) : null];
 }
 
 function eventRow(e: EventRecord): EventRow {
