@@ -695,7 +695,7 @@ describe('console and demo page details', () => {
     const ids = [a.profile.id as string, b.profile.id as string];
     assert.equal(ids[0]!.slice(0, 8), ids[1]!.slice(0, 8), 'time-ordered ids share their start');
     await view('events', 'events');
-    const links = page.locator('#live-events tr[data-type="short-id"] td:nth-child(4) a');
+    const links = page.locator('#live-events tr[data-type="short-id"] td.profile a');
     await links.nth(1).waitFor();
     const shown = await links.allTextContents();
     assert.equal(shown.length, 2);

@@ -114,7 +114,7 @@ export const eventsView: View = (root) => {
       h('td', {}, event.source.id),
       h(
         'td',
-        { className: 'mono' },
+        { className: 'mono profile' },
         profile
           ? h('a', { href: `#/profile/${encodeURIComponent(profile)}`, title: profile }, shortId(profile))
           : '—',

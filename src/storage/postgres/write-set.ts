@@ -1,4 +1,4 @@
-import type { ProfileRecord, WriteSet } from '../../model/records.js';
+import type { EventRecord, ProfileRecord, WriteSet } from '../../model/records.js';
 import { applyVisit } from '../../model/profiles.js';
 import { offBand } from '../event-band.js';
 
@@ -41,6 +41,13 @@ const EVENT_TYPES = [
   'jsonb',
   'json',
 ];
+
+/** By client id (events without one first), each client id's first event first. */
+function byClientId(a: EventRecord, b: EventRecord): number {
+  const x = a.metadata.client_id ?? '';
+  const y = b.metadata.client_id ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+}
 
 /**
  * Plans one write set as a single statement. The session write (insert if absent, or update at the
@@ -101,12 +108,13 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     );
   }
 
-  let keyed = false;
+  const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
   if (ws.events.length > 0) {
     const columns: unknown[][] = EVENT_TYPES.map(() => []);
-    for (const e of ws.events) {
+    // Client ids are inserted in one order everywhere, so that two transactions inserting the same
+    // ids wait for each other in the same direction instead of deadlocking.
+    for (const e of keyed ? [...ws.events].sort(byClientId) : ws.events) {
       const clientId = e.metadata.client_id ?? null;
-      if (clientId !== null) keyed = true;
       const row = [
         e.id,
         e.metadata.time.insert,
