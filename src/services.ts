@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import { Enricher } from './domain/enrichment/enricher.js';
 import { KeyedLock } from './domain/keyed-lock.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
@@ -24,6 +25,9 @@ export interface Services {
   rules: RuleBook;
   quarantine: Quarantine;
   limiter: RateLimiter;
+  enricher: Enricher;
+  /** Seconds a device clock may be off before its event times are corrected. */
+  clockSkewSec: number;
   /** Metrics; also the pipeline's observer. */
   observer: Metrics;
   cursors: CursorCodec;
@@ -60,6 +64,8 @@ export function buildServices(config: AppConfig, store: Store): Services {
       newId,
     ),
     limiter: new RateLimiter({ perSource: config.rateLimit, perClient: config.clientRateLimit }),
+    enricher: new Enricher({ enrich: config.enrich, bots: config.bots, anonymize: config.ipAnonymize }),
+    clockSkewSec: config.clockSkewSec,
     observer,
     cursors: new CursorCodec(config.apiToken),
     clock,

@@ -215,3 +215,9 @@ export function splitChange(change: ProfileChange | null): { ops: ProfileOp[]; i
   }
   return { ops, identities };
 }
+
+/** The change without the steps of these events (duplicates, which run no rule). */
+export function withoutEvents(change: ProfileChange, eventIds: string[]): ProfileChange {
+  const skipped = new Set(eventIds);
+  return { at: change.at, steps: change.steps.filter((step) => !skipped.has(step.event)) };
+}

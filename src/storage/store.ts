@@ -16,6 +16,12 @@ export interface EventFilter {
   sessionId?: string;
   type?: string;
   sourceId?: string;
+  /** Events whose `metadata.client_id` is this. */
+  clientId?: string;
+  /** Events whose `metadata.time.create` is at or after this time (ISO 8601 UTC, as `isoTime` writes). */
+  since?: string;
+  /** Events whose `metadata.time.create` is before this time (same form). */
+  until?: string;
 }
 
 /** Position after which a page starts (exclusive), in the order newest first: (time, id). */
@@ -75,7 +81,11 @@ export interface Store {
   /** The profile holding an identity (its value already normalised), or null. */
   findProfileByIdentity(key: IdentityKey): Promise<ProfileRecord | null>;
   getEvent(id: string): Promise<EventRecord | null>;
-  /** Events matching the filter, newest first by (metadata.time.insert, id), after `after`. */
+  /**
+   * Events matching the filter, newest first by (metadata.time.insert, id), after `after`. A create
+   * time range reads the events inserted near it and those marked off band (src/storage/event-band.ts),
+   * never the whole store.
+   */
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]>;
   /**
    * Deletes a profile (an alias names its survivor), the sessions bound to it and their events, its
@@ -141,6 +151,12 @@ export interface Store {
    * the profile into the one that held an identity first (src/model/identities.ts,
    * profile-merge.ts): its sessions, events, identities, aliases and quarantined requests then name
    * the survivor, and its id becomes an alias of it.
+   *
+   * Duplicates: an event with a `metadata.client_id` is stored only if no stored event of its source
+   * has that client id and no earlier event of the write set has it; otherwise its id is reported in
+   * `duplicates`, and the profile operations of that event are not applied. The store decides inside
+   * the committing transaction, so this holds for concurrent write sets too, in one process or
+   * several. Events without a client id are not checked.
    */
   commit(writeSet: WriteSet): Promise<CommitResult>;
 }

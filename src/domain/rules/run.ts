@@ -22,12 +22,15 @@ export interface RulesOutcome {
   predict(): ProfileRecord | null;
   /** Rules applied, one per rule and event. */
   applied: number;
+  /** Rules applied to events other than these (duplicates, whose operations the store skipped). */
+  appliedExcept(eventIds: string[]): number;
 }
 
 const unchanged = (profile: ProfileRecord | null): RulesOutcome => ({
   steps: [],
   predict: () => profile,
   applied: 0,
+  appliedExcept: () => 0,
 });
 
 /** The rules of an event type, from the cache when it holds them (no promise to wait for then). */
@@ -69,6 +72,7 @@ export async function runRules(
   const steps: ProfileStep[] = [];
   const identities: Extract<ProfileOp, { op: 'identify' }>[] = [];
   let applied = 0;
+  const perEvent = new Map<string, number>();
   for (let index = 0; index < events.length; index++) {
     const event = events[index]!;
     const rules = byType.get(event.type);
@@ -77,6 +81,7 @@ export async function runRules(
     for (const rule of rules) {
       if (rule.sourceId !== null && rule.sourceId !== sourceId) continue;
       applied++;
+      perEvent.set(event.id, (perEvent.get(event.id) ?? 0) + 1);
       if (trace.enabled) {
         const execution = trace.events[index];
         if (execution) (execution.rules ??= []).push({ id: rule.id, name: rule.name });
@@ -112,5 +117,7 @@ export async function runRules(
       steps.flatMap((step) => step.ops),
       at,
     ).profile);
-  return { steps, predict, applied };
+  const appliedExcept = (eventIds: string[]) =>
+    eventIds.reduce((n, id) => n - (perEvent.get(id) ?? 0), applied);
+  return { steps, predict, applied, appliedExcept };
 }

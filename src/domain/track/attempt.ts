@@ -1,6 +1,7 @@
 import type { EventRecord, EventSource, ProfileRecord } from '../../model/records.js';
 import { commitWriteSet } from '../commit.js';
 import { Conflict, ProfileErased, ValidationFailed } from '../errors.js';
+import { RequestClock } from '../event-time.js';
 import { runRules } from '../rules/run.js';
 import type { Identity, IdentityInput } from '../identity.js';
 import { resolveIdentity, transientIdentity } from '../identity.js';
@@ -16,7 +17,13 @@ export interface Outcome {
   sessionSaved: boolean;
   /** Profiles the request created or changed: those merged away, then the one it ends with. */
   profilesSaved: string[];
+  /** The events stored. */
   events: EventRecord[];
+  /**
+   * Events not stored because an event with the same client id is stored for their source (or came
+   * earlier in the request): they run no later step.
+   */
+  duplicates: EventRecord[];
 }
 
 /**
@@ -61,6 +68,29 @@ function identityInput(deps: TrackDeps, request: TrackRequest, now: string): Ide
   };
 }
 
+/** A session this request creates gets what its User-Agent and address say: once per session. */
+function enrichNewSession(
+  deps: TrackDeps,
+  request: TrackRequest,
+  identity: Identity,
+  saveSession: boolean,
+  trace: Trace,
+): Identity {
+  const write = identity.sessionWrite;
+  if (!saveSession || !write || write.expectVersion !== null) return identity;
+  const fields = deps.enricher.session(request.userAgent, request.ip);
+  if (!fields) return identity;
+  const session = { ...identity.session, ...fields };
+  const { device, os, app } = fields;
+  trace.log(
+    'info',
+    'enrichment',
+    `session ${session.id}: ${device.type}, ${os.name ?? 'unknown system'}, ${app.name ?? 'unknown app'}, country ${device.geo.country.code ?? 'unknown'}`,
+  );
+  trace.step('enrichment');
+  return { ...identity, session, sessionWrite: { ...write, record: session } };
+}
+
 async function attemptOnce(
   deps: TrackDeps,
   request: TrackRequest,
@@ -69,19 +99,23 @@ async function attemptOnce(
   trace: Trace,
   attempt: number,
 ): Promise<Outcome | 'conflict'> {
-  const now = deps.clock().toISOString();
+  const received = deps.clock();
+  const now = received.toISOString();
   const input = identityInput(deps, request, now);
-  const identity = source.transitional
+  const resolved = source.transitional
     ? transientIdentity(input)
     : await resolveIdentity(deps.store, input, trace);
   const expected = request.expectProfile;
-  if (expected && identity.profileWrite?.op === 'create' && !(await deps.store.getProfile(expected))) {
+  if (expected && resolved.profileWrite?.op === 'create' && !(await deps.store.getProfile(expected))) {
     throw new ProfileErased(expected);
   }
   trace.step('identity');
+  const identity = enrichNewSession(deps, request, resolved, options.saveSession, trace);
 
   const saveEvents = options.saveEvents && !source.transitional;
-  const events = buildEvents(request, identity, now, saveEvents, deps.newId, trace);
+  const clock = RequestClock.at(request.receivedAt ?? received, request.payload.sent_at, deps.clockSkewSec);
+  const ip = deps.enricher.storedAddress(request.ip);
+  const events = buildEvents(request, identity, { now, clock, ip, saveEvents, newId: deps.newId }, trace);
   trace.step('events');
 
   // event@ and session@ targets first, then the profile rules, then profile@ targets on the
@@ -118,7 +152,14 @@ async function attemptOnce(
   const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
   if (source.transitional || nothing) {
     trace.log('info', 'store', 'nothing to store');
-    return { identity, profile: profileNow(), sessionSaved: false, profilesSaved: [], events: [] };
+    return {
+      identity,
+      profile: profileNow(),
+      sessionSaved: false,
+      profilesSaved: [],
+      events: [],
+      duplicates: [],
+    };
   }
   const result = await commitWriteSet(deps.store, deps.observer, writeSet);
   trace.step('commit');
@@ -130,25 +171,49 @@ async function attemptOnce(
     );
     return 'conflict';
   }
-  const savedIds = new Set(events.saved.map((e) => e.id));
-  for (const e of trace.events) e.saved = savedIds.has(e.id);
+  const { stored, duplicates } = splitDuplicates(events.saved, result.duplicates);
+  if (duplicates.length > 0) deps.observer.eventsDuplicate(source.id, duplicates.length);
+  if (trace.enabled) {
+    const storedIds = new Set(stored.map((e) => e.id));
+    const duplicateIds = new Set(result.duplicates);
+    for (const e of trace.events) {
+      e.saved = storedIds.has(e.id);
+      // A duplicate runs no rule: the store did not apply its operations.
+      if (duplicateIds.has(e.id)) {
+        e.skipped = 'duplicate';
+        delete e.rules;
+      }
+    }
+  }
   const profile = result.profile ?? profileNow();
   const profilesSaved = result.merges.map((m) => m.merged);
   if (result.profileChanged && profile) profilesSaved.push(profile.id);
   if (trace.enabled) trace.merges.push(...result.merges);
   for (const note of result.notes) trace.log('info', 'identity', note);
-  deps.observer.rulesApplied(rules.applied);
+  deps.observer.rulesApplied(rules.appliedExcept(result.duplicates));
   deps.observer.profilesMerged(result.merges.length);
   trace.log(
     'info',
     'store',
-    `committed: ${writeSet.session ? 1 : 0} session, ${profilesSaved.length} profile, ${events.saved.length} events`,
+    `committed: ${writeSet.session ? 1 : 0} session, ${profilesSaved.length} profile, ${stored.length} events` +
+      (duplicates.length > 0 ? `; ${duplicates.length} duplicates not stored again` : ''),
   );
   return {
     identity,
     profile,
     sessionSaved: writeSet.session !== undefined,
     profilesSaved,
-    events: events.saved,
+    events: stored,
+    duplicates,
   };
+}
+
+/** The events a commit stored, and those it reported as duplicates. */
+function splitDuplicates(
+  events: EventRecord[],
+  duplicateIds: string[],
+): { stored: EventRecord[]; duplicates: EventRecord[] } {
+  if (duplicateIds.length === 0) return { stored: events, duplicates: [] };
+  const ids = new Set(duplicateIds);
+  return { stored: events.filter((e) => !ids.has(e.id)), duplicates: events.filter((e) => ids.has(e.id)) };
 }

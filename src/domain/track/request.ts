@@ -1,5 +1,6 @@
 import type { TrackPayload } from '../../model/payloads.js';
 import type { Store } from '../../storage/store.js';
+import type { Enricher } from '../enrichment/enricher.js';
 import type { KeyedLock } from '../keyed-lock.js';
 import type { PipelineObserver } from '../observer.js';
 import type { Quarantine } from '../quarantine.js';
@@ -12,7 +13,11 @@ import type { EventValidator } from '../validation/validator.js';
 export interface TrackRequest {
   payload: TrackPayload;
   profileLess: boolean;
+  /** The client's address (docs/api.md#client-address), before any anonymisation. */
   ip: string | null;
+  userAgent: string | null;
+  /** When the request was first received, for a replay from the quarantine; else now. */
+  receivedAt?: Date;
   /**
    * A replay of a refused request that was resolved to this stored profile: when the profile no
    * longer exists and the replay would create a new one, it is refused (ProfileErased).
@@ -29,6 +34,9 @@ export interface TrackDeps {
   rules: RuleBook;
   limiter: RateLimiter;
   observer: PipelineObserver;
+  enricher: Enricher;
+  /** Seconds a device clock may be off before its event times are corrected (TRACK_CLOCK_SKEW). */
+  clockSkewSec: number;
   /** Where requests refused by validation are kept; absent when replaying from it. */
   quarantine?: Quarantine;
   /** False when the service is configured to ignore `options.debugger`. */

@@ -14,7 +14,8 @@ function identitiesOnly(change: ProfileChange): ProfileChange | undefined {
 /**
  * What the request's profile needs from the store (src/model/records.ts: ProfileWrite): a new
  * profile as the rules left it, a visit, the rules' operations, or, for events naming a stored
- * profile, that it still exists when they commit.
+ * profile, that it still exists when they commit. The store skips the operations of events that
+ * prove duplicates.
  */
 function profileWrite(
   identity: Identity,
@@ -27,11 +28,11 @@ function profileWrite(
   const change = rules.steps.length > 0 ? { at: now, steps: rules.steps } : undefined;
   const write = identity.profileWrite;
   if (write?.op === 'create') {
-    return {
-      op: 'create',
-      record: rules.predict() ?? write.record,
-      change: change && identitiesOnly(change),
-    };
+    // With client event ids some events may prove duplicates: the store then needs every operation,
+    // to make the new profile again without theirs.
+    const keyed = saved.some((e) => typeof e.metadata.client_id === 'string');
+    const sent = change && (keyed ? change : identitiesOnly(change));
+    return { op: 'create', record: rules.predict() ?? write.record, change: sent };
   }
   if (write?.op === 'visit') return { ...write, change };
   // A known session: its profile as read, unchanged by identity.

@@ -184,3 +184,17 @@ export function pendingMigrations(options: ConnectionOptions): Promise<number[]>
     return migrations.map((_, i) => i + 1).filter((v) => !done.has(v));
   });
 }
+
+// Client event ids and event times (docs/api.md#duplicates, #event-time). The unique index on
+// (client_id, source_id) decides duplicates inside the committing transaction, across processes
+// too; rows without a client id are not in it and cost it nothing. `create_time` is when the event
+// happened; `off_band` marks events whose create time lies more than a few minutes from their insert
+// time (src/storage/event-band.ts), listed by `events_off_band` for create-time listings. Rows stored
+// before keep nulls and false: their events read with create = insert and no client id.
+migrations.push(`
+  ALTER TABLE events ADD COLUMN client_id text COLLATE "C";
+  ALTER TABLE events ADD COLUMN create_time timestamptz;
+  ALTER TABLE events ADD COLUMN off_band boolean NOT NULL DEFAULT false;
+  CREATE UNIQUE INDEX events_client_id ON events (client_id, source_id) WHERE client_id IS NOT NULL;
+  CREATE INDEX events_off_band ON events (insert_time DESC, id DESC) WHERE off_band;
+`);

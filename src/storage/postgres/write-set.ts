@@ -1,6 +1,7 @@
-import type { IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
-import { applyOps, splitChange } from '../../model/profile-ops.js';
-import { applyVisit } from '../../model/profiles.js';
+import type { EventRecord, IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
+import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js';
+import { applyVisit, newProfile } from '../../model/profiles.js';
+import { offBand } from '../event-band.js';
 
 /**
  * jsonb cannot hold U+0000 or a lone surrogate. JSON.stringify writes both as `\u` escapes (and every
@@ -26,10 +27,37 @@ export type WritePlan =
       changed: boolean;
       /** The identities to attach once the statement has written (profiles.ts). */
       identities: IdentityKey[];
+      /** True when the statement answers `duplicates`: its events carry client ids. */
+      keyed: boolean;
+      /**
+       * The profile as the write set leaves it when these of its events turn out to be duplicates
+       * (their operations not applied); null when their operations changed nothing of it.
+       */
+      without(duplicates: string[]): ProfileRecord | null;
     };
 
-const EVENT_COLUMNS = 'id, insert_time, type, source_id, session_id, profile_id, doc, raw';
-const EVENT_TYPES = ['text', 'timestamptz', 'text', 'text', 'text', 'text', 'jsonb', 'json'];
+const EVENT_COLUMNS =
+  'id, insert_time, type, source_id, session_id, profile_id, client_id, create_time, off_band, doc, raw';
+const EVENT_TYPES = [
+  'text',
+  'timestamptz',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'timestamptz',
+  'boolean',
+  'jsonb',
+  'json',
+];
+
+/** By client id (events without one first), each client id's first event first. */
+function byClientId(a: EventRecord, b: EventRecord): number {
+  const x = a.metadata.client_id ?? '';
+  const y = b.metadata.client_id ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+}
 
 /**
  * Plans one write set as a single statement. The session write (insert if absent, or update at the
@@ -39,7 +67,9 @@ const EVENT_TYPES = ['text', 'timestamptz', 'text', 'text', 'text', 'text', 'jso
  * without one, the write set is a profile conflict and nothing is sent. A write set that only
  * requires its profile to exist takes a key-share lock on it in the statement (so that a merge or
  * an erasure waits for it, or it sees the profile gone) and writes nothing without it: the
- * statement answers `profile_ok` false then.
+ * statement answers `profile_ok` false then. The profile is planned as if no event were a
+ * duplicate; the caller corrects it with `without` in the rare case one is (the unique index of
+ * client ids decides in the statement itself).
  */
 export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecord | null): WritePlan {
   const values: unknown[] = [];
@@ -49,22 +79,24 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
   };
   const parts: string[] = [];
   const shape: string[] = [];
+  let duplicates = '';
 
   const p = ws.profile;
-  const { ops, identities } = splitChange(p?.change ?? null);
+  const change = p?.change ?? null;
+  const { ops, identities } = splitChange(change);
   let profile: ProfileRecord | null = null;
   let changed = false;
+  // The profile before the operations, to plan it again without those of duplicate events.
+  let base: ProfileRecord | null = null;
   const guarded = p !== undefined && p.op === 'keep' && ops.length === 0 && identities.length === 0;
   if (p && p.op !== 'create' && !guarded) {
     const stored = current(p.id);
     if (!stored) return { conflict: 'profile' };
-    profile = stored;
-    if (p.op === 'visit') {
-      profile = applyVisit(profile, p.at);
-      changed = true;
-    }
+    base = p.op === 'visit' ? applyVisit(stored, p.at) : stored;
+    profile = base;
+    changed = p.op === 'visit';
     if (ops.length > 0) {
-      const result = applyOps(profile, ops, p.change!.at);
+      const result = applyOps(profile, ops, change!.at);
       profile = result.profile;
       changed ||= result.changed;
     }
@@ -98,7 +130,8 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     }
   }
   const conditions = [...ifGuard, ...(ws.session ? ['EXISTS (SELECT FROM s)'] : [])];
-  const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
+  // `WHERE true` when nothing else: INSERT … SELECT … ON CONFLICT needs a WHERE to parse.
+  const where = ` WHERE ${conditions.length ? conditions.join(' AND ') : 'true'}`;
   const and = conditions.map((c) => ` AND ${c}`).join('');
 
   if (p?.op === 'create') {
@@ -117,10 +150,13 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     );
   }
 
+  const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
   if (ws.events.length > 0) {
-    shape.push('e');
     const columns: unknown[][] = EVENT_TYPES.map(() => []);
-    for (const e of ws.events) {
+    // Client ids are inserted in one order everywhere, so that two transactions inserting the same
+    // ids wait for each other in the same direction instead of deadlocking.
+    for (const e of keyed ? [...ws.events].sort(byClientId) : ws.events) {
+      const clientId = e.metadata.client_id ?? null;
       const row = [
         e.id,
         e.metadata.time.insert,
@@ -128,20 +164,41 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
         e.source.id,
         e.session?.id ?? null,
         e.profile?.id ?? null,
+        clientId,
+        e.metadata.time.create ?? e.metadata.time.insert,
+        offBand(e),
         ...documentColumns(e),
       ];
       row.forEach((value, i) => columns[i]!.push(value));
     }
-    const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`)).join(', ');
-    parts.push(
-      `e AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays})${where} RETURNING 1)`,
-    );
+    const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`));
+    const insert = `INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays.join(', ')})${where}`;
+    if (keyed) {
+      // An event whose client id is stored for its source, or comes earlier in the statement, is not
+      // inserted: the unique index decides, waiting for another transaction's insert to commit.
+      shape.push('ek');
+      parts.push(
+        `e AS (${insert} ON CONFLICT (client_id, source_id) WHERE client_id IS NOT NULL DO NOTHING RETURNING id)`,
+      );
+      duplicates = `, ARRAY(SELECT i FROM unnest(${arrays[0]}) AS sent(i) WHERE NOT EXISTS (SELECT FROM e WHERE e.id = sent.i)) AS duplicates`;
+    } else {
+      shape.push('e');
+      parts.push(`e AS (${insert} RETURNING 1)`);
+    }
   }
 
   const written = ws.session ? 'EXISTS (SELECT FROM s)' : 'true';
   const profileOk = guarded ? 'EXISTS (SELECT FROM k)' : 'true';
-  const result = `SELECT ${written} AS written, ${profileOk} AS profile_ok`;
+  const result = `SELECT ${written} AS written, ${profileOk} AS profile_ok${duplicates}`;
   const text = parts.length > 0 ? `WITH ${parts.join(', ')} ${result}` : result;
   const name = `write-${shape.join('-') || 'nothing'}`;
-  return { statement: { name, text, values }, profile, changed, identities };
+
+  const without = (dups: string[]): ProfileRecord | null => {
+    if (!change || !p || dups.length === 0) return null;
+    const kept = splitChange(withoutEvents(change, dups)).ops;
+    if (kept.length === ops.length) return null;
+    const start = p.op === 'create' ? newProfile(p.record.id, change.at) : base!;
+    return applyOps(start, kept, change.at).profile;
+  };
+  return { statement: { name, text, values }, profile, changed, identities, keyed, without };
 }

@@ -3,14 +3,14 @@
  * transaction, each isolated in a savepoint, sent pipelined on one connection.
  */
 import type pg from 'pg';
-import type { CommitResult, IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
-import { splitChange } from '../../model/profile-ops.js';
+import type { CommitResult, Committed, IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
+import { splitChange, withoutEvents } from '../../model/profile-ops.js';
 import { profileOf } from '../../model/profiles.js';
 import { attachIdentities } from './profiles.js';
 import type { ItemOutcome } from '../group-commit.js';
 import { causeOf, isConnectionLost, isRetryable, isUnavailable, translate } from './errors.js';
 import { docOf, SQL, storable, type DocRow } from './statements.js';
-import { planWriteSet, type WritePlan } from './write-set.js';
+import { documentColumns, planWriteSet, type WritePlan } from './write-set.js';
 
 /** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
 const RETRIES = 3;
@@ -172,7 +172,11 @@ export class BatchWrites {
         return index + 1;
       }
       const answer = write.status === 'fulfilled' ? write.value.rows[0] : undefined;
-      outcomes[index] = { ok: true, value: this.committed(answer, plan, profiles) };
+      const value = this.committed(answer, plan, profiles);
+      outcomes[index] = {
+        ok: true,
+        value: value.ok ? await this.correct(client, plan, value, profiles) : value,
+      };
     }
     return end;
   }
@@ -182,7 +186,34 @@ export class BatchWrites {
     if (answer?.profile_ok === false) return { ok: false as const, conflict: 'profile' as const };
     if (answer?.written !== true) return { ok: false as const, conflict: 'session' as const };
     if (plan.profile) profiles.set(plan.profile.id, plan.profile);
-    return { ok: true as const, profile: plan.profile, profileChanged: plan.changed, merges: [], notes: [] };
+    const duplicates = plan.keyed ? (answer.duplicates ?? []) : [];
+    const committed: Committed = {
+      ok: true,
+      profile: plan.profile,
+      profileChanged: plan.changed,
+      merges: [],
+      notes: [],
+      duplicates,
+    };
+    return committed;
+  }
+
+  /**
+   * When some events were duplicates whose operations the statement applied to the profile (it was
+   * planned without knowing), writes the profile again without them, still under the batch's lock.
+   */
+  private async correct(
+    client: pg.PoolClient,
+    plan: Planned,
+    committed: Committed,
+    profiles: Map<string, ProfileRecord>,
+  ): Promise<Committed> {
+    const corrected = plan.without(committed.duplicates);
+    if (!corrected) return committed;
+    const [doc, raw] = documentColumns(corrected);
+    await client.query({ ...SQL.updateProfile, values: [corrected.id, doc, raw].map(storable) });
+    profiles.set(corrected.id, corrected);
+    return { ...committed, profile: corrected };
   }
 
   /**
@@ -208,19 +239,26 @@ export class BatchWrites {
       const answer = (
         await client.query<WriteAnswer>({ ...statement, values: statement.values.map(storable) })
       ).rows[0];
-      const committed = this.committed(answer, plan, new Map());
-      if (!committed.ok) {
+      const written = this.committed(answer, plan, new Map());
+      if (!written.ok) {
         await client.query('ROLLBACK TO SAVEPOINT write_set');
-        outcomes[index] = { ok: true, value: committed };
+        outcomes[index] = { ok: true, value: written };
         return index + 1;
       }
-      const attached = await attachIdentities(client, plan.profile!, plan.identities, ws.profile!.change!.at);
+      const committed = await this.correct(client, plan, written, new Map());
+      // Duplicate events run no rule: their identities are not attached either.
+      const change = ws.profile!.change!;
+      const identities = committed.duplicates.length
+        ? splitChange(withoutEvents(change, committed.duplicates)).identities
+        : plan.identities;
+      const attached = await attachIdentities(client, committed.profile!, identities, change.at);
       await client.query('RELEASE SAVEPOINT write_set');
       for (const id of attached.gone) profiles.delete(id);
       profiles.set(attached.profile.id, attached.profile);
       const { profile, merges, notes } = attached;
       const profileChanged = plan.changed || attached.changed;
-      outcomes[index] = { ok: true, value: { ok: true, profile, profileChanged, merges, notes } };
+      const { duplicates } = committed;
+      outcomes[index] = { ok: true, value: { ok: true, profile, profileChanged, merges, notes, duplicates } };
     } catch (error) {
       if (isConnectionLost(error)) throw error;
       await client.query('ROLLBACK TO SAVEPOINT write_set');
@@ -235,6 +273,8 @@ type Planned = Extract<WritePlan, { statement: unknown }>;
 interface WriteAnswer {
   written: boolean;
   profile_ok: boolean;
+  /** When the write set's events carry client ids: those not stored (duplicates). */
+  duplicates?: string[];
 }
 
 function hasIdentities(ws: WriteSet): boolean {

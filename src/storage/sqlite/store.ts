@@ -86,8 +86,8 @@ export class SqliteStore implements Store {
           const profile = outcome.profile
             ? profileOf(JSON.parse(outcome.profile) as ProfileRecord)
             : items[i]!.created;
-          const { changed: profileChanged, merges = [], notes = [] } = outcome;
-          return { ok: true, value: { ok: true, profile, profileChanged, merges, notes } };
+          const { changed: profileChanged, merges = [], notes = [], duplicates } = outcome;
+          return { ok: true, value: { ok: true, profile, profileChanged, merges, notes, duplicates } };
         });
       },
       options.writeQueueLimit,

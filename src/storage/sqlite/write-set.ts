@@ -5,6 +5,7 @@
  */
 import type { ProfileOp } from '../../model/profile-ops.js';
 import type { EventRecord, MergeOutcome, ProfileChange, WriteSet } from '../../model/records.js';
+import { offBand } from '../event-band.js';
 import type { ErrorShape } from './errors.js';
 
 // Tuples rather than objects: a message carries no property names, which makes it cheaper to copy.
@@ -57,7 +58,10 @@ export function decodeChange(text: string): ProfileChange {
   };
 }
 
-/** A run of events (see migrations.ts) and the JSON arrays of its ids, distinct types and records. */
+/**
+ * A run of events (see migrations.ts): the JSON arrays of its ids, distinct types, records and client
+ * ids (null when none has one), and 1 when an event of it is off band (src/storage/event-band.ts).
+ */
 export type RunRow = [
   insertTime: string,
   sourceId: string,
@@ -66,17 +70,37 @@ export type RunRow = [
   ids: string,
   types: string,
   docs: string,
+  clientIds: string | null,
+  oob: 0 | 1,
 ];
 
 /** A session used by the request without being rewritten, and the time of that request. */
 export type TouchRow = [id: string, at: string];
 
-/** `answer`: the caller wants the profile's document back (src/model/records.ts: WriteSet). */
+/** One event of a write set whose events carry client ids: the writer keeps it or not, then makes runs. */
+export type EventRow = [
+  insertTime: string,
+  sourceId: string,
+  sessionId: string | null,
+  profileId: string | null,
+  id: string,
+  type: string,
+  doc: string,
+  clientId: string | null,
+  oob: 0 | 1,
+];
+
+/**
+ * A write set for the writer: its events as runs, or, when some carry client ids, as single events
+ * (`keyed`), which the writer groups into runs once it has dropped the duplicates. `answer`: the
+ * caller wants the profile's document back (src/model/records.ts: WriteSet).
+ */
 export type WriteRow = [
   session: SessionRow | null,
   profile: ProfileRow | null,
   runs: RunRow[],
   touch: TouchRow | null,
+  keyed: EventRow[] | null,
   answer: boolean,
 ];
 
@@ -86,7 +110,14 @@ export type WriteRow = [
  * `notes` only when there are any.
  */
 export type RowOutcome =
-  | { ok: true; profile: string | null; changed: boolean; merges?: MergeOutcome[]; notes?: string[] }
+  | {
+      ok: true;
+      profile: string | null;
+      changed: boolean;
+      merges?: MergeOutcome[];
+      notes?: string[];
+      duplicates: string[];
+    }
   | { ok: false; conflict: 'session' | 'profile' }
   | { ok: false; error: ErrorShape };
 
@@ -104,7 +135,23 @@ export function toRow(ws: WriteSet): WriteRow {
     else profile = [p.op, p.id, p.op === 'visit' ? p.at : null, change];
   }
   const touch: TouchRow | null = ws.touch ? [ws.touch.id, ws.touch.at] : null;
-  return [session, profile, runsOf(ws.events), touch, ws.answerProfile === true];
+  const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
+  const events = keyed ? ws.events.map(eventRow) : null;
+  return [session, profile, keyed ? [] : runsOf(ws.events), touch, events, ws.answerProfile === true];
+}
+
+function eventRow(e: EventRecord): EventRow {
+  return [
+    e.metadata.time.insert,
+    e.source.id,
+    e.session?.id ?? null,
+    e.profile?.id ?? null,
+    e.id,
+    e.type,
+    JSON.stringify(e),
+    e.metadata.client_id ?? null,
+    offBand(e) ? 1 : 0,
+  ];
 }
 
 /** The events in runs: consecutive events with the same insert time, source, session and profile. */
@@ -116,9 +163,11 @@ function runsOf(events: EventRecord[]): RunRow[] {
     const run = start === 0 && end === events.length ? events : events.slice(start, end);
     const ids: string[] = [];
     const types = new Set<string>();
+    let oob: 0 | 1 = 0;
     for (const e of run) {
       ids.push(e.id);
       types.add(e.type);
+      if (oob === 0 && offBand(e)) oob = 1;
     }
     runs.push([
       a.metadata.time.insert,
@@ -128,6 +177,8 @@ function runsOf(events: EventRecord[]): RunRow[] {
       JSON.stringify(ids),
       JSON.stringify([...types]),
       JSON.stringify(run),
+      null,
+      oob,
     ]);
   }
   return runs;
@@ -140,4 +191,42 @@ function sameRun(a: EventRecord, b: EventRecord): boolean {
     b.session?.id === a.session?.id &&
     b.profile?.id === a.profile?.id
   );
+}
+
+/** Runs of the kept events of a keyed write set (writer thread), grouped like runsOf groups records. */
+export function runsOfRows(rows: EventRow[]): RunRow[] {
+  const runs: RunRow[] = [];
+  for (let start = 0, end = 1; start < rows.length; start = end, end = start + 1) {
+    const a = rows[start]!;
+    while (end < rows.length && sameRowRun(a, rows[end]!)) end++;
+    const ids: string[] = [];
+    const types = new Set<string>();
+    const docs: string[] = [];
+    const clientIds: string[] = [];
+    let oob: 0 | 1 = 0;
+    for (let i = start; i < end; i++) {
+      const [, , , , id, type, doc, clientId, eventOob] = rows[i]!;
+      ids.push(id);
+      types.add(type);
+      docs.push(doc);
+      if (clientId !== null) clientIds.push(clientId);
+      if (eventOob === 1) oob = 1;
+    }
+    runs.push([
+      a[0],
+      a[1],
+      a[2],
+      a[3],
+      JSON.stringify(ids),
+      JSON.stringify([...types]),
+      `[${docs.join(',')}]`,
+      clientIds.length > 0 ? JSON.stringify(clientIds) : null,
+      oob,
+    ]);
+  }
+  return runs;
+}
+
+function sameRowRun(a: EventRow, b: EventRow): boolean {
+  return b[0] === a[0] && b[1] === a[1] && b[2] === a[2] && b[3] === a[3];
 }

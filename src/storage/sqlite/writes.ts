@@ -5,13 +5,13 @@
  */
 import type Database from 'better-sqlite3';
 import type { ProfileChange, ProfileRecord } from '../../model/records.js';
-import { applyOps, splitChange } from '../../model/profile-ops.js';
-import { applyVisit } from '../../model/profiles.js';
+import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js';
+import { applyVisit, newProfile } from '../../model/profiles.js';
 import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
-import { decodeChange, type RowOutcome, type WriteRow } from './write-set.js';
+import { decodeChange, runsOfRows, type EventRow, type RowOutcome, type WriteRow } from './write-set.js';
 
 /** A stored session as read: its document, version, and the time of its latest request (or null). */
 type SessionRow = [doc: string, version: number, updateTime: string | null];
@@ -28,16 +28,60 @@ export function prepareWrites(db: Database.Database) {
    * profile's visit and operations are applied to its stored record; identities last, since they
    * may merge the profile (with the request's session and events) into another.
    */
-  const apply = ([session, profile, runs, touch, answer]: WriteRow): RowOutcome => {
+  /**
+   * The events of a keyed write set without the duplicates: those whose client id is stored for their
+   * source, or came earlier in the write set (docs/api.md#duplicates). One look-up for all of them.
+   */
+  const dropDuplicates = (rows: EventRow[]): { kept: EventRow[]; duplicates: string[] } => {
+    const key = (clientId: string, sourceId: string) => JSON.stringify([clientId, sourceId]);
+    const pairs = rows.filter((r) => r[7] !== null).map((r) => [r[7], r[1]]);
+    const seen = new Set(
+      (s.storedClientIds.all(JSON.stringify(pairs)) as [string, string][]).map(([c, source]) =>
+        key(c, source),
+      ),
+    );
+    const kept: EventRow[] = [];
+    const duplicates: string[] = [];
+    for (const row of rows) {
+      const clientId = row[7];
+      if (clientId !== null) {
+        const k = key(clientId, row[1]);
+        if (seen.has(k)) {
+          duplicates.push(row[4]);
+          continue;
+        }
+        seen.add(k);
+      }
+      kept.push(row);
+    }
+    return { kept, duplicates };
+  };
+
+  const apply = ([session, profile, eventRuns, touch, keyed, answer]: WriteRow): RowOutcome => {
+    // Duplicates first (reads only): their events are not stored, their operations not applied.
+    let runs = eventRuns;
+    let duplicates: string[] = [];
+    if (keyed) {
+      const { kept, duplicates: dropped } = dropDuplicates(keyed);
+      runs = runsOfRows(kept);
+      duplicates = dropped;
+    }
     let current: ProfileRecord | null = null;
     let changed = false;
     let change: ProfileChange | null = null;
     if (profile) {
       const [op, id, arg, changeText] = profile;
-      change = changeText === null ? null : decodeChange(changeText);
+      const sent = changeText === null ? null : decodeChange(changeText);
+      change = sent && duplicates.length > 0 ? withoutEvents(sent, duplicates) : sent;
       const { ops } = splitChange(change);
-      if (op === 'create') changed = true;
-      else if (op === 'visit' || ops.length > 0) {
+      if (op === 'create') {
+        changed = true;
+        // Its document has the request's operations applied; when some came from duplicate events,
+        // it is made again without them (a new profile is newProfile at the request's time).
+        if (change !== sent && ops.length !== splitChange(sent).ops.length) {
+          current = applyOps(newProfile(id, change!.at), ops, change!.at).profile;
+        }
+      } else if (op === 'visit' || ops.length > 0) {
         current = profiles.read(id);
         if (current === null) return { ok: false, conflict: 'profile' };
         if (op === 'visit') {
@@ -68,20 +112,17 @@ export function prepareWrites(db: Database.Database) {
       const seq = s.touchSession.get(touch[1], touch[0]) as number | undefined;
       if (seq !== undefined) written = { id: touch[0], seq };
     }
-    let text: string | null = null;
-    if (profile?.[0] === 'create') s.insertProfile.run(profile[1], profile[2]);
-    else if (current && changed) {
-      text = JSON.stringify(current);
-      s.updateProfile.run(text, current.id);
-    }
-    for (const [time, source, sessionId, profileId, ids, types, docs] of runs) {
+    const text: string | null = current && changed ? JSON.stringify(current) : null;
+    if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
+    else if (text !== null) s.updateProfile.run(text, current!.id);
+    for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob] of runs) {
       const seq =
         sessionId === null
           ? null
           : sessionId === written?.id
             ? written.seq
             : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
-      s.insertRun.run(time, source, sessionId, seq, profileId, ids, types, docs);
+      s.insertRun.run(time, source, sessionId, seq, profileId, ids, types, docs, clientIds, oob);
     }
     const { identities } = splitChange(change);
     if (profile && identities.length > 0) {
@@ -90,10 +131,10 @@ export function prepareWrites(db: Database.Database) {
       const { merges, notes } = attached;
       const left = attached.changed ? attached.profile : base;
       const answered = answer || merges.length > 0 ? JSON.stringify(left) : null;
-      return { ok: true, profile: answered, changed: changed || attached.changed, merges, notes };
+      return { ok: true, profile: answered, changed: changed || attached.changed, merges, notes, duplicates };
     }
-    if (!answer || !current) return { ok: true, profile: null, changed };
-    return { ok: true, profile: text ?? JSON.stringify(current), changed };
+    if (!answer || !current) return { ok: true, profile: null, changed, duplicates };
+    return { ok: true, profile: text ?? JSON.stringify(current), changed, duplicates };
   };
 
   // Many requests' write sets in one transaction. Conflicts are found before a write set writes
