@@ -36,6 +36,15 @@ export interface Config {
   pgMigrate: boolean;
   /** PostgreSQL store: LISTEN for source and schema changes of other processes (else the TTLs alone). */
   pgNotify: boolean;
+  /** A batch that keeps failing for longer than this many seconds goes to the failed list. */
+  deliveryMaxAgeSec: number;
+  /** Seconds a process holds a destination's delivery without renewing it (another takes over after). */
+  deliveryLeaseSec: number;
+  /** Longest exchange with a destination (10 s; changed by tests only). */
+  deliveryTimeoutMs: number;
+  /** First and longest wait between attempts of a batch (1 s and 10 min; changed by tests only). */
+  deliveryBackoffMinMs: number;
+  deliveryBackoffMaxMs: number;
   logLevel: string;
   /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
   accessLog: boolean;
@@ -68,6 +77,11 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     pgPoolSize: 10,
     pgMigrate: true,
     pgNotify: true,
+    deliveryMaxAgeSec: 86_400,
+    deliveryLeaseSec: 30,
+    deliveryTimeoutMs: 10_000,
+    deliveryBackoffMinMs: 1000,
+    deliveryBackoffMaxMs: 600_000,
     logLevel: 'info',
     accessLog: false,
     ...overrides,
@@ -136,6 +150,11 @@ export function loadConfig(env: Env): Readonly<Config> {
     pgPoolSize: integer(env, 'TRACK_PG_POOL', base.pgPoolSize, 1),
     pgMigrate: flag(env, 'TRACK_PG_MIGRATE', base.pgMigrate),
     pgNotify: flag(env, 'TRACK_PG_NOTIFY', base.pgNotify),
+    deliveryMaxAgeSec: integer(env, 'TRACK_DELIVERY_MAX_AGE', base.deliveryMaxAgeSec, 1),
+    deliveryLeaseSec: integer(env, 'TRACK_DELIVERY_LEASE', base.deliveryLeaseSec, 15),
+    deliveryTimeoutMs: base.deliveryTimeoutMs,
+    deliveryBackoffMinMs: base.deliveryBackoffMinMs,
+    deliveryBackoffMaxMs: base.deliveryBackoffMaxMs,
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
     accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
   });

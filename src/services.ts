@@ -1,5 +1,7 @@
 import type { Config } from './config.js';
+import { DeliveryWorker } from './domain/delivery/worker.js';
 import { KeyedLock } from './domain/keyed-lock.js';
+import type { DeliveryLog } from './domain/observer.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
 import { SourceRateLimiter } from './domain/rate-limit.js';
@@ -7,6 +9,8 @@ import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
 import { CursorCodec } from './http/paging.js';
 import { Metrics } from './metrics.js';
+import { HttpSender } from './outbound/http-sender.js';
+import type { Sender } from './outbound/sender.js';
 import type { Store } from './storage/store.js';
 
 /** Configuration with the API token resolved (src/token.ts), as the app needs it. */
@@ -24,6 +28,10 @@ export interface Services {
   /** Metrics; also the pipeline's observer. */
   observer: Metrics;
   cursors: CursorCodec;
+  /** Requests to destinations. */
+  sender: Sender;
+  /** Delivery to destinations, beside the HTTP server (started and stopped by src/app.ts). */
+  deliveries: DeliveryWorker;
   clock: () => Date;
   newId: () => string;
 }
@@ -33,9 +41,28 @@ export interface RouteOptions {
 }
 
 /** The pipeline's parts over one opened store. */
-export function buildServices(config: AppConfig, store: Store): Services {
+export function buildServices(config: AppConfig, store: Store, log: DeliveryLog): Services {
   const clock = () => new Date();
   const newId = () => timeOrderedId();
+  const observer = new Metrics(store);
+  const sender = new HttpSender();
+  const deliveries = new DeliveryWorker({
+    store,
+    sender,
+    observer,
+    log,
+    clock,
+    newId,
+    settings: {
+      timeoutMs: config.deliveryTimeoutMs,
+      backoffMinMs: config.deliveryBackoffMinMs,
+      backoffMaxMs: config.deliveryBackoffMaxMs,
+      maxAgeMs: config.deliveryMaxAgeSec * 1000,
+      leaseMs: config.deliveryLeaseSec * 1000,
+      idleMs: 100,
+      refreshMs: 5000,
+    },
+  });
   return {
     config,
     store,
@@ -49,8 +76,10 @@ export function buildServices(config: AppConfig, store: Store): Services {
       newId,
     ),
     limiter: new SourceRateLimiter(config.rateLimit),
-    observer: new Metrics(store),
+    observer,
     cursors: new CursorCodec(config.apiToken),
+    sender,
+    deliveries,
     clock,
     newId,
   };

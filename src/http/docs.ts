@@ -2,6 +2,7 @@ import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { destinationSchemas } from './schemas/destinations.js';
 import { recordSchemas } from './schemas/records.js';
 import { errorBody } from './schemas/responses.js';
 
@@ -12,7 +13,7 @@ export const VERSION = '0.1.0';
  * documentation (/docs) with its own security headers: the tracking path does not pay for them.
  */
 export async function registerDocs(app: FastifyInstance): Promise<void> {
-  for (const schema of [errorBody, ...recordSchemas]) app.addSchema(schema);
+  for (const schema of [errorBody, ...recordSchemas, ...destinationSchemas]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -72,6 +72,39 @@ export const migrations: string[] = [
   `,
 ];
 
+// Destinations (docs/api.md#destinations). Delivery follows events in the order (xid, seq): the
+// transaction that stored them (pg_current_xact_id(), the top-level one even inside a savepoint),
+// then a sequence. A reader takes only events of transactions older than the oldest one running
+// (pg_snapshot_xmin), which have all ended: any event committed later belongs to a transaction
+// from that xmin on, so it lies after every cursor (docs/architecture.md#delivery). Rows stored before
+// this migration have no xid and are never delivered (no destination existed then).
+migrations.push(`
+  CREATE SEQUENCE events_seq CACHE 100;
+  ALTER TABLE events ADD COLUMN xid xid8, ADD COLUMN seq bigint;
+  ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id(),
+    ALTER COLUMN seq SET DEFAULT nextval('events_seq');
+  CREATE INDEX events_delivery ON events (xid, seq) WHERE xid IS NOT NULL;
+  CREATE TABLE destinations (
+    id text COLLATE "C" PRIMARY KEY,
+    doc text NOT NULL,
+    cursor text COLLATE "C" NOT NULL,
+    delivered bigint NOT NULL DEFAULT 0,
+    failing_since text,
+    last_error text,
+    batch text,
+    lease_owner text,
+    lease_until bigint
+  );
+  CREATE TABLE destination_failed (
+    destination_id text COLLATE "C" NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
+    batch_id text COLLATE "C" NOT NULL,
+    failed_at text COLLATE "C" NOT NULL,
+    doc text NOT NULL,
+    PRIMARY KEY (destination_id, batch_id)
+  );
+  CREATE INDEX destination_failed_time ON destination_failed (destination_id, failed_at DESC, batch_id DESC);
+`);
+
 const LOCK_KEY = 'event-collector.schema_migrations';
 
 export interface MigrationState {

@@ -5,9 +5,9 @@ import { clientConfig, type ConnectionOptions } from './connection.js';
 /**
  * Change notifications between the processes sharing one database (LISTEN/NOTIFY).
  *
- * Every statement that writes an event source or an event type also sends, in the same statement
+ * Every statement that writes an event source, an event type or a destination also sends, in the same statement
  * (so at its commit, and only if it commits), `pg_notify` on one channel with the JSON payload
- * `{"schema": current_schema(), "kind": "source" | "event_type", "id": …}`. Each process holds one
+ * `{"schema": current_schema(), "kind": "source" | "event_type" | "destination", "id": …}`. Each process holds one
  * dedicated connection that LISTENs and hands the changes of its own schema to the subscribers.
  * PostgreSQL delivers a notification only after the commit, so a cache entry reloaded after it
  * sees the change.
@@ -33,6 +33,11 @@ export function announcing(kind: StoreChange['kind'], write: string, idColumn: s
       ELSE json_build_object(${base})::text END) FROM payload`;
 }
 
+/** The statement that announces a change of the record `$1` (short ids only) inside a transaction. */
+export function announce(kind: StoreChange['kind']): string {
+  return `SELECT pg_notify('${CHANNEL}', json_build_object('schema', current_schema(), 'kind', '${kind}', 'id', $1::text)::text)`;
+}
+
 /** First wait before reconnecting; it doubles after each failure up to RETRY_MAX_MS. */
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
@@ -42,6 +47,8 @@ const HEARTBEAT_MS = 15_000;
 const HEARTBEAT_TIMEOUT_MS = 5000;
 
 const ignore = () => undefined;
+
+const KINDS: StoreChange['kind'][] = ['source', 'event_type', 'destination'];
 
 type Listener = (change: StoreChange) => void;
 
@@ -113,8 +120,7 @@ export class ChangeFeed {
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
     // Whatever changed before LISTEN took effect was not announced to this connection.
-    this.emit({ kind: 'source', id: null });
-    this.emit({ kind: 'event_type', id: null });
+    for (const kind of KINDS) this.emit({ kind, id: null });
   }
 
   private retry(): void {
@@ -162,10 +168,11 @@ export class ChangeFeed {
       return;
     }
     if (message === null || typeof message !== 'object' || message.schema !== this.schema) return;
-    if (message.kind !== 'source' && message.kind !== 'event_type') return;
+    const kind = KINDS.find((k) => k === message.kind);
+    if (kind === undefined) return;
     // An id with U+FFFD may stand for one written with U+0000 (see `storable`): forget the kind.
     const id = typeof message.id === 'string' && !message.id.includes('\uFFFD') ? message.id : null;
-    this.emit({ kind: message.kind, id });
+    this.emit({ kind, id });
   }
 
   private emit(change: StoreChange): void {

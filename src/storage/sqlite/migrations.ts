@@ -104,3 +104,29 @@ migrations.push(`
     FROM events e LEFT JOIN sessions s ON s.id = e.session_id ORDER BY e.insert_time, e.id;
   DROP TABLE events;
 `);
+
+// Destinations (docs/api.md#destinations). A destination's delivery state is its row: the cursor
+// (the first position not delivered: a run and the index of an event in it), the batch in flight
+// (JSON) and the lease of the process delivering. Runs are numbered by the writer in commit order
+// and never reuse a number (writes.ts), so every run committed after a cursor lies after it.
+migrations.push(`
+  CREATE TABLE destinations (
+    id TEXT PRIMARY KEY,
+    doc TEXT NOT NULL,
+    cursor TEXT NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0,
+    failing_since TEXT,
+    last_error TEXT,
+    batch TEXT,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE TABLE destination_failed (
+    destination_id TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    failed_at TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    PRIMARY KEY (destination_id, batch_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX destination_failed_time ON destination_failed (destination_id, failed_at, batch_id);
+`);

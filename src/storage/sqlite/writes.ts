@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import type { ProfileRecord } from '../../model/records.js';
 import { applyVisit } from '../../model/profiles.js';
 import type { ErasedCounts } from '../store.js';
+import { firstFreeRun, prepareDestinationWrites } from './destination-writes.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
 import type { RowOutcome, WriteRow } from './write-set.js';
@@ -14,6 +15,9 @@ import type { RowOutcome, WriteRow } from './write-set.js';
 /** The write operations, by name: what the service's thread may ask the writer thread to do. */
 export function prepareWrites(db: Database.Database) {
   const s = writeStatements(db);
+  // Runs are numbered in commit order (one writer) and a number is never given twice, so that
+  // delivery can follow them with a cursor (destination-writes.ts). A rolled-back batch leaves a gap.
+  let nextRun = firstFreeRun(db);
 
   /**
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before
@@ -52,7 +56,7 @@ export function prepareWrites(db: Database.Database) {
           : sessionId === written?.id
             ? written.seq
             : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
-      s.insertRun.run(time, source, sessionId, seq, profileId, ids, types, docs);
+      s.insertRun.run(nextRun++, time, source, sessionId, seq, profileId, ids, types, docs);
     }
     return { ok: true, visited: visitedDoc };
   };
@@ -67,6 +71,7 @@ export function prepareWrites(db: Database.Database) {
   const single = db.transaction(apply).immediate;
 
   return {
+    ...prepareDestinationWrites(db, () => nextRun),
     /**
      * Sessions by id, for the tracking path: this connection's page cache stays warm (it made the
      * changes), where a reading connection's cache is dropped after every commit of this one.
