@@ -17,6 +17,7 @@ import { newProfile } from '../../src/model/profiles.js';
 import { sourceFromInput } from '../../src/domain/sources.js';
 import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
+import { destinationContract } from './destination-contract.js';
 
 export interface StoreHandle {
   /** A new store over fresh, empty storage; not opened yet. */
@@ -778,4 +779,5 @@ export function storeContract(name: string, factory: StoreFactory): void {
       ok(await store.commit({ events: [event('after')] }));
     });
   });
+  destinationContract(name, factory);
 }
