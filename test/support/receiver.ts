@@ -33,6 +33,8 @@ export interface Receiver {
   deliveredIds(): string[];
   /** Requests being answered now, by webhook-id (to catch one batch sent twice at once). */
   maxConcurrentSameId: number;
+  /** Connections open now. */
+  openSockets(): number;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startReceiver(): Promise<Receiver> {
     deliveredIds: () =>
       receiver.received.filter((r) => r.acknowledged).flatMap((r) => r.body.events.map((e) => e.id)),
     maxConcurrentSameId: 0,
+    openSockets: () => sockets.size,
     close: async () => {
       for (const socket of sockets) socket.destroy();
       server.close();
