@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { expectStatus, startService, type Json, type Service } from '../helpers.js';
-import { startReceiver, until, type Behaviour, type Receiver } from '../support/receiver.js';
+import { startReceiver, until, type Behaviour } from '../support/receiver.js';
 
 const settings = { deliveryTimeoutMs: 400, deliveryBackoffMinMs: 20, deliveryBackoffMaxMs: 100 };
 
