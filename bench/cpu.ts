@@ -1,6 +1,6 @@
 /**
  * CPU accounting of a benchmark leg, from /proc: how much CPU the server under test used per request
- * (all its threads), how much the load generator (this process) used, and how busy the whole machine
+ * (all its threads, and all its processes when given several), how much the load generator (this process) used, and how busy the whole machine
  * was. With the load generator on the same cores, these say whether a server was short of CPU or
  * waiting.
  */
@@ -38,14 +38,25 @@ export interface LegCpu {
   machineBusyPercent: number;
 }
 
-/** Starts measuring; `stop(requests)` gives the figures for the requests answered meanwhile. */
-export function cpuMeter(pid: number): { stop(requests: number): LegCpu | null } {
-  const server = processCpuUs(pid);
+/** CPU of the processes, the first one's and its descendants'; null once the first is gone. */
+function processesCpuUs(pids: number[]): number | null {
+  const [first, ...others] = pids.map(processCpuUs);
+  if (first === null || first === undefined) return null;
+  return others.reduce<number>((total, us) => total + (us ?? 0), first);
+}
+
+/**
+ * Starts measuring the server `pid` (or the processes `pids`, the server first); `stop(requests)`
+ * gives the figures for the requests answered meanwhile.
+ */
+export function cpuMeter(pid: number | number[]): { stop(requests: number): LegCpu | null } {
+  const pids = Array.isArray(pid) ? pid : [pid];
+  const server = processesCpuUs(pids);
   const load = process.cpuUsage();
   const machine = machineTicks();
   return {
     stop(requests) {
-      const serverEnd = processCpuUs(pid);
+      const serverEnd = processesCpuUs(pids);
       const loadUsed = process.cpuUsage(load);
       const machineEnd = machineTicks();
       if (server === null || serverEnd === null || requests <= 0) return null;

@@ -9,32 +9,32 @@
  *   … ordered ids   a second collector, driven with time-ordered session ids
  * The order turns by one server each round. Prints requests/s, the ratio to the bare server of the
  * same round, p99 and CPU per request; counts each appending server's rows against its 2xx answers.
- * Writes bench/results/floor-latest.json. See bench/README.md, "The floor, measured".
+ * Writes bench/results/floor-latest.json. See bench/README.md.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { timeOrderedId } from '../src/domain/ids.js';
 import { cpuMeter, type LegCpu } from './cpu.js';
 import { load } from './load.js';
-import { numberOption } from './options.js';
+import { mean, round2 } from './numbers.js';
+import { floorOptions } from './options.js';
 import { oneEvent } from './payloads.js';
 import {
   createSource,
-  freePort,
+  gone,
   printedReady,
+  RESULTS,
   revision,
-  ROOT,
   serviceReady,
-  spawnChild,
+  spawnBenchServer,
   spawnService,
   stopChild,
+  stopOnSignal,
   type Child,
 } from './processes.js';
 
-const RESULTS = join(ROOT, 'bench', 'results');
 const SOURCE = 'bench-floor';
 const WARMUP_SECONDS = 2;
 
@@ -57,27 +57,9 @@ interface FloorLeg {
   cpu: LegCpu | null;
 }
 
-function options() {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string', default: '10' },
-      rounds: { type: 'string', default: '2' },
-      connections: { type: 'string', default: '64' },
-      checkpoint: { type: 'string', default: 'service' },
-    },
-  });
-  if (values.checkpoint !== 'service' && values.checkpoint !== 'sqlite')
-    throw new Error('--checkpoint must be service or sqlite');
-  return {
-    seconds: numberOption('duration', values.duration, 1),
-    rounds: Math.round(numberOption('rounds', values.rounds, 1)),
-    connections: Math.round(numberOption('connections', values.connections, 1)),
-    checkpoint: values.checkpoint,
-  };
-}
-
 async function startService(name: string, dir: string, started: Child[]): Promise<Child> {
-  const child = await spawnService(name, { TRACK_DATA_DIR: dir }, RESULTS);
+  // The embedded store, whatever DATABASE_URL the bench's own environment has.
+  const child = await spawnService(name, { TRACK_DATA_DIR: dir, DATABASE_URL: '' }, RESULTS);
   started.push(child);
   await serviceReady(child);
   await createSource(child, SOURCE, 'Benchmark floor');
@@ -86,7 +68,7 @@ async function startService(name: string, dir: string, started: Child[]): Promis
 
 /** One of the bench's own servers (bare or floor), `node --import tsx <script>`. */
 async function startServer(name: string, script: string, env: Record<string, string>, started: Child[]) {
-  const child = spawnChild(name, ['--import', 'tsx', script], env, await freePort(), RESULTS);
+  const child = await spawnBenchServer(name, script, env, RESULTS);
   started.push(child);
   await printedReady(child);
   return child;
@@ -101,25 +83,15 @@ function storedRows(file: string): number {
   }
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-const round2 = (n: number) => Math.round(n * 100) / 100;
-const gone = (child: Child) => child.proc.exitCode !== null || child.proc.signalCode !== null;
-
 async function main(): Promise<number> {
-  const { seconds, rounds, connections, checkpoint } = options();
+  const { seconds, rounds, connections, checkpoint } = floorOptions();
   mkdirSync(RESULTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'collector-floor-'));
   const random = oneEvent(SOURCE);
   const ordered = oneEvent(SOURCE, () => timeOrderedId());
   const targets: Target[] = [];
   const started: Child[] = [];
-  const onSignal = () => {
-    for (const child of started) child.proc.kill('SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
-    process.exit(130);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const removeHandlers = stopOnSignal(started, () => rmSync(dir, { recursive: true, force: true }));
   try {
     const bare = await startServer('floor-bare', 'bench/bare-server.ts', {}, started);
     targets.push({ name: 'bare', child: bare, body: random, answered: 0 });
@@ -151,7 +123,7 @@ async function main(): Promise<number> {
     );
     const legs: FloorLeg[] = [];
     const drive = async (t: Target, s: number) => {
-      const result = await load(t.child.port, t.body, connections, s);
+      const result = await load({ port: t.child.port, body: t.body, connections, seconds: s });
       t.answered += result['2xx'];
       if (gone(t.child))
         throw new Error(`${t.child.name} stopped during its leg:\n${t.child.logTail.join('\n')}`);
@@ -245,6 +217,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     await Promise.all(started.map(stopChild));
+    removeHandlers();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,16 @@
 /**
- * Tracker payloads for the benchmark. Each builder returns a function producing one request body;
- * every body carries a fresh session id and no profile (a first visit), like a new browser would.
- * Bodies are assembled from pre-serialised parts so the load generator spends little CPU on them.
+ * Tracker payloads for the benchmark. Each builder returns a function producing one request body:
+ * a first visit (a fresh session id and no profile, like a new browser) or a returning visit (a
+ * known session and its profile). Bodies are assembled from pre-serialised parts so the load
+ * generator spends little CPU on them.
  */
 import { randomUUID } from 'node:crypto';
 
-/** Browser context modelled on shared/fixtures/tracker/tracker-first-visit.json. */
+/** The desktop Chrome of the payloads' browser context, for the `User-Agent` header. */
+export const CHROME_USER_AGENT =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
+
+/** Browser context modelled on test/fixtures/tracker/tracker-first-visit.json. */
 const context = {
   time: { local: '11/22/2026, 4:11:37 AM', tz: 'UTC' },
   browser: {
@@ -15,8 +20,7 @@ const context = {
         engine: 'Gecko',
         appVersion:
           '5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
-        userAgent:
-          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+        userAgent: CHROME_USER_AGENT,
         language: 'en-US',
         onLine: true,
         javaEnabled: false,
@@ -102,4 +106,36 @@ export function manyEvents(sourceId: string, count: number): () => string {
   }));
   const part = template({ source: { id: sourceId }, profile: null, session: null, events });
   return () => part.head + randomUUID() + part.tail;
+}
+
+/** A session the service knows, with the profile it answered for it. */
+export interface Visitor {
+  sessionId: string;
+  profileId: string;
+}
+
+/**
+ * A returning visit of a random visitor: its session and profile ids, the browser context, the
+ * time the tracker sent it (`sent_at`) and one page-view with a client event id (a UUID) and a
+ * `timestamp`, both times now.
+ */
+export function returningVisit(sourceId: string, visitors: Visitor[]): () => string {
+  if (visitors.length === 0) throw new Error('returningVisit needs at least one visitor');
+  const source = JSON.stringify({ id: sourceId });
+  const browser = JSON.stringify(context);
+  // `{"source":…,"session":{"id":…},"profile":{"id":…},"context":…,"sent_at":"` for each visitor.
+  const heads = visitors.map(
+    (v) =>
+      `{"source":${source},"session":{"id":${JSON.stringify(v.sessionId)}},` +
+      `"profile":{"id":${JSON.stringify(v.profileId)}},"context":${browser},"sent_at":"`,
+  );
+  // `,"type":…}` of each page's event, after its id and timestamp.
+  const events = PAGES.map((path) => `,${JSON.stringify(pageView(path)).slice(1)}`);
+  let n = 0;
+  return () => {
+    const now = new Date().toISOString();
+    const head = heads[Math.floor(Math.random() * heads.length)]!;
+    const event = events[n++ % events.length]!;
+    return `${head}${now}","events":[{"id":"${randomUUID()}","timestamp":"${now}"${event}]}`;
+  };
 }

@@ -3,12 +3,14 @@
  * output goes to `<logDir>/<name>.log`, and its last lines are kept for error messages.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/process.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where the benchmarks write their results and their children's logs. */
+export const RESULTS = join(ROOT, 'bench', 'results');
 export const HOST = '127.0.0.1';
 /** The API token of every service a benchmark starts. */
 export const TOKEN = 'bench-token';
@@ -87,6 +89,16 @@ export async function waitUntil(
 export const printedReady = (child: Child) =>
   waitUntil(child, async () => child.logTail.some((l) => l.startsWith('ready')));
 
+/** One of the bench's own servers (bare or floor), `node --import tsx <script>`, on a free port. */
+export async function spawnBenchServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  logDir: string,
+): Promise<Child> {
+  return spawnChild(name, ['--import', 'tsx', script], env, await freePort(), logDir);
+}
+
 /**
  * The service (`node [nodeArgs] dist/server.js`, built by `npm run build`) as a child on a free port,
  * with the bench's API token and warnings-only logs; `env` adds or overrides settings.
@@ -105,22 +117,84 @@ export async function spawnService(
 export const serviceReady = (child: Child) =>
   waitUntil(child, async () => (await fetch(`http://${HOST}:${child.port}/health`)).status === 200);
 
-/** Creates an event source through the service's API; throws unless it answers 200. */
-export async function createSource(child: Child, id: string, name: string): Promise<void> {
-  const res = await fetch(`http://${HOST}:${child.port}/event-source`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id, name }),
+/** A request to a service child's API with the bench's token; the body, if any, as JSON. */
+export function apiRequest(
+  child: Child,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<Response> {
+  return fetch(`http://${HOST}:${child.port}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (res.status !== 200) throw new Error(`POST /event-source: ${res.status} ${await res.text()}`);
 }
 
+/** The JSON answer of an API request; throws unless the service answers 200. */
+export async function apiJson<T>(child: Child, method: 'GET' | 'POST', path: string, body?: unknown) {
+  const res = await apiRequest(child, method, path, body);
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** Creates an event source through the service's API; throws unless it answers 200. */
+export async function createSource(child: Child, id: string, name: string): Promise<void> {
+  await apiJson(child, 'POST', '/event-source', { id, name });
+}
+
+/** True once a child has exited or was killed. */
+export const gone = (child: Child) => child.proc.exitCode !== null || child.proc.signalCode !== null;
+
 export async function stopChild(child: Child): Promise<void> {
-  if (child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+  if (gone(child)) return;
   child.proc.kill('SIGTERM');
   const timer = setTimeout(() => child.proc.kill('SIGKILL'), 30_000);
   await child.exited;
   clearTimeout(timer);
+}
+
+/**
+ * On SIGINT or SIGTERM: kills the children, runs `cleanup` and exits with 130. Returns the function
+ * that removes these handlers again.
+ */
+export function stopOnSignal(children: Child[], cleanup: () => void): () => void {
+  const onSignal = () => {
+    for (const child of children) child.proc.kill('SIGTERM');
+    cleanup();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
+
+/**
+ * A process and its descendants (the collector processes of a service with TRACK_WORKERS), read
+ * from the parent ids in /proc/<pid>/stat.
+ */
+export function withDescendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After the command name (which may hold spaces): state, then the parent's id.
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]!) ?? []));
+  return all;
 }
 
 /** The commit the service is built from, marked when src/ has uncommitted changes. */

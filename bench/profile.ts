@@ -1,9 +1,11 @@
 /**
  * Reads a V8 .cpuprofile (written by `node --cpu-prof`) and sums self time per function and per
  * component, optionally only inside given time windows (microseconds of the monotonic clock, the
- * clock of `process.hrtime`, which V8 also uses for profile timestamps).
+ * clock of `process.hrtime`, which V8 also uses for profile timestamps). `serviceProfiles` does so
+ * for the service's threads over each scenario's service legs (`npm run bench -- --cpu-prof`).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 
 interface CallFrame {
   functionName: string;
@@ -144,4 +146,66 @@ export function summarizeProfile(file: string, windows: Window[] = [], count = 2
     functions: top(functions, busyUs, count),
     components: top(components, busyUs, count),
   };
+}
+
+function printProfile(title: string, p: ProfileSummary) {
+  console.log(
+    `\nwhere the time goes: ${title} (${p.busyMs} ms busy, ${p.idleMs} ms idle${p.wholeProfile ? ', whole profile' : ''})`,
+  );
+  console.log('  top self time by function:');
+  for (const f of p.functions.slice(0, 20))
+    console.log(`  ${f.percent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}`);
+  console.log('  by component:');
+  for (const c of p.components.slice(0, 12)) console.log(`  ${c.percent.toFixed(1).padStart(5)}%  ${c.name}`);
+}
+
+/**
+ * The service's per-thread profiles: thread 0 is the service thread (HTTP and tracking); of the
+ * others, the busiest is the store's writer thread (the checkpointer's is left out). Node names
+ * them CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile.
+ */
+function profileThreads(dir: string): { label: string; file: string }[] {
+  if (!existsSync(dir)) return [];
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => ({ file: join(dir, f), thread: Number(f.split('.').at(-3)) }));
+  const main = files.find((f) => f.thread === 0);
+  const others = files
+    .filter((f) => f.thread !== 0)
+    .map((f) => ({ ...f, busy: summarizeProfile(f.file, []).busyMs }))
+    .sort((a, b) => b.busy - a.busy);
+  return [
+    ...(main ? [{ label: 'service', file: main.file }] : []),
+    ...(others[0] ? [{ label: 'writer', file: others[0].file }] : []),
+  ];
+}
+
+export type ServiceProfiles = Record<string, { file: string; scenarios: Record<string, ProfileSummary> }>;
+
+/**
+ * Sums and prints the service's profiles in `dir` (under bench/results/) over each scenario's
+ * windows, per thread; undefined if none was written.
+ */
+export function serviceProfiles(dir: string, windows: Record<string, Window[]>): ServiceProfiles | undefined {
+  const threads = profileThreads(dir);
+  if (threads.length === 0) {
+    console.log(`\nno CPU profile was written (${dir})`);
+    return undefined;
+  }
+  const profiles: ServiceProfiles = {};
+  for (const { label, file } of threads) {
+    const relative = `bench/results/${basename(dir)}/${basename(file)}`;
+    const entry: ServiceProfiles[string] = { file: relative, scenarios: {} };
+    for (const [name, w] of Object.entries(windows)) {
+      const p = summarizeProfile(file, w);
+      p.file = relative;
+      entry.scenarios[name] = p;
+      printProfile(`${name}, ${label} thread, service legs only`, p);
+    }
+    profiles[label] = entry;
+    console.log(
+      `\nprofile of the ${label} thread: ${relative} (Chrome DevTools › Performance, or speedscope)`,
+    );
+  }
+  return profiles;
 }

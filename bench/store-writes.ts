@@ -21,14 +21,15 @@ import { migrations } from '../src/storage/sqlite/migrations.js';
 import { toRow } from '../src/storage/sqlite/write-set.js';
 import { configureWriter, migrate } from '../src/storage/sqlite/connection.js';
 import { prepareWrites } from '../src/storage/sqlite/writes.js';
+import { numberOption } from './options.js';
+import { CHROME_USER_AGENT } from './payloads.js';
 
 const context = {
   browser: {
     local: {
       browser: {
         name: 'chrome',
-        userAgent:
-          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+        userAgent: CHROME_USER_AGENT,
         language: 'en-US',
       },
     },
@@ -156,7 +157,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 function main() {
   const { values } = parseArgs({ options: { reps: { type: 'string', default: '3' } } });
-  const reps = Math.max(1, Number(values.reps));
+  const reps = Math.round(numberOption('reps', values.reps, 1));
   const shapes = [
     { name: '1 event per request (48 requests per transaction)', events: 1, requests: 30_000, batch: 48 },
     { name: '100 events per request (16 requests per transaction)', events: 100, requests: 1_600, batch: 16 },

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { registerDocs } from './http/docs.js';
 import { errors } from './http/errors.js';
 import { errorHandler } from './http/error-handler.js';
+import { registerContentEncoding } from './http/content-encoding.js';
 import { registerJsonBody } from './http/json-body.js';
 import { serverOptions } from './http/server-options.js';
 import healthRoutes from './routes/health.js';
@@ -33,6 +34,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema),
   );
+  registerContentEncoding(app);
   registerJsonBody(app, config.maxDepth);
   app.setErrorHandler(errorHandler(config.bodyLimit));
   app.setNotFoundHandler((request, reply) => {

@@ -22,12 +22,18 @@ export interface Config {
   sync: 'normal' | 'full';
   /** Default requests per second per event source (per process); 0 = unlimited. */
   rateLimit: number;
+  /** Requests per second per client address (per process), whatever the source; 0 = unlimited. */
+  clientRateLimit: number;
   /** Most write sets waiting for a commit; past it requests get 503 with Retry-After. */
   writeQueueLimit: number;
   /** Rejected requests older than this many days are deleted from the quarantine. */
   rejectedMaxAgeDays: number;
   /** The quarantine keeps at most this many rejected requests (the newest). */
   rejectedMaxCount: number;
+  /** The quarantine keeps at most this many bytes of rejected requests (the newest). */
+  rejectedMaxBytes: number;
+  /** Rejected requests of one source kept per second (per process); more are answered, not kept. */
+  rejectedRateLimit: number;
   /** Collector processes on this machine (node cluster); more than 1 needs the PostgreSQL store. */
   workers: number;
   /** PostgreSQL store: most connections of the pool of each process. */
@@ -71,8 +77,11 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     sync: 'normal',
     writeQueueLimit: 20_000,
     rateLimit: 0,
+    clientRateLimit: 0,
     rejectedMaxAgeDays: 30,
     rejectedMaxCount: 100_000,
+    rejectedMaxBytes: 256 * 1024 * 1024,
+    rejectedRateLimit: 10,
     workers: 1,
     pgPoolSize: 10,
     pgMigrate: true,
@@ -144,8 +153,11 @@ export function loadConfig(env: Env): Readonly<Config> {
     sync,
     writeQueueLimit: integer(env, 'TRACK_WRITE_QUEUE', base.writeQueueLimit, 1),
     rateLimit: integer(env, 'TRACK_RATE_LIMIT', base.rateLimit, 0),
+    clientRateLimit: integer(env, 'TRACK_CLIENT_RATE_LIMIT', base.clientRateLimit, 0),
     rejectedMaxAgeDays: integer(env, 'TRACK_REJECTED_MAX_AGE_DAYS', base.rejectedMaxAgeDays, 1),
     rejectedMaxCount: integer(env, 'TRACK_REJECTED_MAX_COUNT', base.rejectedMaxCount, 1),
+    rejectedMaxBytes: integer(env, 'TRACK_REJECTED_MAX_BYTES', base.rejectedMaxBytes, 1),
+    rejectedRateLimit: integer(env, 'TRACK_REJECTED_RATE_LIMIT', base.rejectedRateLimit, 0),
     workers,
     pgPoolSize: integer(env, 'TRACK_PG_POOL', base.pgPoolSize, 1),
     pgMigrate: flag(env, 'TRACK_PG_MIGRATE', base.pgMigrate),

@@ -23,6 +23,12 @@ export class Metrics implements PipelineObserver, DeliveryObserver {
     labelNames: ['outcome', 'reason'] as const,
     registers: [this.registry],
   });
+  private readonly dropped = new Counter({
+    name: 'collector_rejected_dropped_total',
+    help: 'Refused requests not kept in the quarantine: over its per-source rate, or deleted by retention',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   private readonly commits = new Histogram({
     name: 'collector_commit_duration_seconds',
     help: 'Time from handing a write set to the store until it is durable (includes group-commit wait)',
@@ -73,6 +79,10 @@ export class Metrics implements PipelineObserver, DeliveryObserver {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'collector_' });
+  }
+
+  rejectedDropped(count: number, reason: string): void {
+    this.dropped.inc({ reason }, count);
   }
 
   eventsAccepted(count: number): void {

@@ -4,7 +4,7 @@ import { KeyedLock } from './domain/keyed-lock.js';
 import type { DeliveryLog } from './domain/observer.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
-import { SourceRateLimiter } from './domain/rate-limit.js';
+import { RateLimiter } from './domain/rate-limit.js';
 import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
 import { CursorCodec } from './http/paging.js';
@@ -24,7 +24,7 @@ export interface Services {
   locks: KeyedLock;
   validator: EventValidator;
   quarantine: Quarantine;
-  limiter: SourceRateLimiter;
+  limiter: RateLimiter;
   /** Metrics; also the pipeline's observer. */
   observer: Metrics;
   cursors: CursorCodec;
@@ -71,11 +71,17 @@ export function buildServices(config: AppConfig, store: Store, log: DeliveryLog)
     validator: new EventValidator(store, config.validatorTtlSec),
     quarantine: new Quarantine(
       store,
-      { maxAgeDays: config.rejectedMaxAgeDays, maxCount: config.rejectedMaxCount },
+      {
+        maxAgeDays: config.rejectedMaxAgeDays,
+        maxCount: config.rejectedMaxCount,
+        maxBytes: config.rejectedMaxBytes,
+        perSourcePerSecond: config.rejectedRateLimit,
+      },
+      observer,
       clock,
       newId,
     ),
-    limiter: new SourceRateLimiter(config.rateLimit),
+    limiter: new RateLimiter({ perSource: config.rateLimit, perClient: config.clientRateLimit }),
     observer,
     cursors: new CursorCodec(config.apiToken),
     sender,

@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 export function resolveApiToken(config: Config): { token: string; file: string | null } {
   if (config.apiToken !== undefined) return { token: config.apiToken, file: null };
   const file = join(config.dataDir, 'api-token');
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   try {
     writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {

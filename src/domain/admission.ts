@@ -1,29 +1,35 @@
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine, RejectedInput } from './quarantine.js';
-import type { SourceRateLimiter } from './rate-limit.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { EventSource } from '../model/records.js';
 import type { SourceCache } from './sources.js';
 import { ValidationFailed } from './errors.js';
 
 /**
- * The first step of /track and /collect: the request's source must exist, be enabled and be within
- * its rate limit (UnknownSource, SourceDisabled or RateLimited otherwise). Refused events are counted by reason.
+ * The first step of /track and /collect: the client address must be within its rate limit, and the
+ * request's source must exist, be enabled and be within its own (RateLimited, UnknownSource or
+ * SourceDisabled otherwise). Refused events are counted by reason.
  */
 export async function admitSource(
-  deps: { sources: SourceCache; limiter: SourceRateLimiter; observer: PipelineObserver },
+  deps: { sources: SourceCache; limiter: RateLimiter; observer: PipelineObserver },
   sourceId: string,
+  client: string | null,
   eventCount: number,
 ): Promise<EventSource> {
+  const limited = (check: () => void) => {
+    try {
+      check();
+    } catch (error) {
+      deps.observer.eventsRejected(eventCount, 'rate_limit');
+      throw error;
+    }
+  };
+  limited(() => deps.limiter.checkClient(client));
   const source = await deps.sources.require(sourceId).catch((error: unknown) => {
     deps.observer.eventsRejected(eventCount, 'source');
     throw error;
   });
-  try {
-    deps.limiter.check(source);
-  } catch (error) {
-    deps.observer.eventsRejected(eventCount, 'rate_limit');
-    throw error;
-  }
+  limited(() => deps.limiter.checkSource(source));
   return source;
 }
 

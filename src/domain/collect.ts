@@ -4,7 +4,7 @@ import { admitSource, refuse } from './admission.js';
 import { commitWriteSet } from './commit.js';
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
-import type { SourceRateLimiter } from './rate-limit.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { SourceCache } from './sources.js';
 import type { EventValidator } from './validation/validator.js';
 
@@ -19,7 +19,7 @@ export interface CollectDeps {
   store: Store;
   sources: SourceCache;
   validator: EventValidator;
-  limiter: SourceRateLimiter;
+  limiter: RateLimiter;
   observer: PipelineObserver;
   /** Where requests refused by validation are kept; absent when replaying from it. */
   quarantine?: Quarantine;
@@ -34,7 +34,7 @@ export interface CollectResponse {
 
 /** POST /collect/{event_type}/{source_id} (docs/api.md#post-collect): one profile-less event, no session or profile. */
 export async function collect(deps: CollectDeps, request: CollectRequest): Promise<CollectResponse> {
-  const source = await admitSource(deps, request.sourceId, 1);
+  const source = await admitSource(deps, request.sourceId, request.ip, 1);
   const event: EventRecord = {
     id: deps.newId(),
     type: request.eventType,

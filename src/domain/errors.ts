@@ -21,13 +21,14 @@ export class SourceDisabled extends DomainError {
   }
 }
 
-/** The event source sent more requests this second than it may. */
+/** An event source or a client address sent more requests this second than it may. */
 export class RateLimited extends DomainError {
   constructor(
-    readonly sourceId: string,
+    /** What was limited: "source `web`", "client address `192.0.2.1`". */
+    readonly subject: string,
     readonly perSecond: number,
   ) {
-    super(`Rate limit of ${perSecond} requests per second exceeded for source \`${sourceId}\``);
+    super(`Rate limit of ${perSecond} requests per second exceeded for ${subject}`);
   }
 }
 

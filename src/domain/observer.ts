@@ -6,6 +6,8 @@ export interface PipelineObserver {
   eventsStored(count: number): void;
   /** Events of refused requests, by reason. */
   eventsRejected(count: number, reason: 'validation' | 'source' | 'rate_limit'): void;
+  /** Refused requests not kept in the quarantine: over its rate, or deleted by its retention. */
+  rejectedDropped(count: number, reason: 'rate_limit' | 'retention'): void;
   /** Seconds from handing a write set to the store until it was durable. */
   commitDuration(seconds: number): void;
 }

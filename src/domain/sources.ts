@@ -22,12 +22,20 @@ export function sourceFromInput(input: SourceInput): EventSource {
   return record;
 }
 
+/** Most sources (and most unknown ids) a process keeps, and their bytes (docs/security.md). */
+const SOURCE_CACHE_BOUNDS = { maxEntries: 10_000, maxBytes: 16 * 1024 * 1024 };
+
 /** Event sources as the tracking endpoints see them: cached, with the 401s of docs/api.md#source-rules. */
 export class SourceCache {
   private readonly cache: TtlCache<EventSource>;
 
   constructor(store: Store, ttlSec: number) {
-    this.cache = new TtlCache<EventSource>(ttlSec * 1000, (id) => store.getSource(id));
+    this.cache = new TtlCache<EventSource>(
+      ttlSec * 1000,
+      (id) => store.getSource(id),
+      SOURCE_CACHE_BOUNDS,
+      (source) => JSON.stringify(source).length * 2,
+    );
   }
 
   /** The enabled source with this id; UnknownSource or SourceDisabled otherwise (docs/api.md#source-rules). */

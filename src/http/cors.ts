@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 
-const ALLOWED_HEADERS = 'content-type, x-timestamp';
+const ALLOWED_HEADERS = 'content-type, content-encoding, x-timestamp';
 
 /**
  * CORS for the public tracking endpoints only (docs/api.md#conventions): any origin, and preflight answers for

@@ -38,6 +38,10 @@ const retryAfter = (seconds: number) => ({ 'retry-after': String(seconds) });
 
 export const errors = {
   unparsableJson: (reason: string) => new HttpError(400, `Request body is not valid JSON: ${reason}`),
+  undecodableBody: (encoding: string, reason: string) =>
+    new HttpError(400, `Request body is not valid ${encoding}: ${reason}`),
+  unsupportedEncoding: (encoding: string) =>
+    new HttpError(415, `Content-Encoding \`${encoding}\` is not supported: use gzip, deflate or none`),
   malformedUrl: () => new HttpError(400, 'Malformed URL'),
   invalid: (loc: (string | number)[], msg: string, type = 'value_error') =>
     new HttpError(422, [{ loc, msg, type }]),

@@ -35,9 +35,14 @@ export class CursorCodec {
   }
 }
 
+/** Most bytes of records in one page (as JSON): a page stops early rather than grow past it. */
+export const PAGE_MAX_BYTES = 4 * 1024 * 1024;
+
 /**
  * One page of a listing ordered newest first by (time, id): fetches one more than `limit` to know
- * whether a next page exists, and signs its cursor for this listing (`scope`).
+ * whether a next page exists, and signs its cursor for this listing (`scope`). A page also stops
+ * once its records add up to `maxBytes` of JSON (it always holds at least one): `next` then
+ * continues after the last record it holds.
  */
 export async function cursorPage<T>(
   cursors: CursorCodec,
@@ -46,10 +51,18 @@ export async function cursorPage<T>(
   cursor: string | undefined,
   fetch: (limit: number, after: EventPosition | null) => Promise<T[]>,
   position: (item: T) => EventPosition,
+  maxBytes = PAGE_MAX_BYTES,
 ): Promise<{ result: T[]; next: string | null }> {
   const after = cursor === undefined ? null : cursors.decode(scope, cursor);
   const page = await fetch(limit + 1, after);
-  const result = page.slice(0, limit);
+  const result: T[] = [];
+  let bytes = 0;
+  for (const item of page.slice(0, limit)) {
+    bytes += JSON.stringify(item).length;
+    if (result.length > 0 && bytes > maxBytes) break;
+    result.push(item);
+  }
   const last = result[result.length - 1];
-  return { result, next: page.length > limit && last ? cursors.encode(scope, position(last)) : null };
+  const more = page.length > result.length;
+  return { result, next: more && last ? cursors.encode(scope, position(last)) : null };
 }

@@ -23,14 +23,21 @@ function clientErrorHandler(error: NodeJS.ErrnoException, socket: import('node:n
   );
 }
 
+/** A request id a client may choose: 1 to 128 printable ASCII characters, no spaces. */
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
 /** The Fastify server settings of the service: limits, request ids, logging, low-level errors. */
 export function serverOptions(config: Config, logger: FastifyServerOptions['logger']): FastifyServerOptions {
   return {
     logger: logger ?? { level: config.logLevel },
     bodyLimit: config.bodyLimit,
     logController: new LogController({ disableRequestLogging: !config.accessLog }),
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is used only when short and printable (it goes into every log line).
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     return503OnClosing: true,
     // Path parameters always reach their route, whose schema refuses what is too long (422).
     routerOptions: { maxParamLength: 4096 },

@@ -83,13 +83,16 @@ export interface Store {
   listEventTypes(): Promise<EventTypeRecord[]>;
   deleteEventType(eventType: string): Promise<boolean>;
 
-  /** The rejected-request quarantine, newest first by (time, id). */
-  putRejected(record: RejectedRecord): Promise<void>;
+  /** The rejected-request quarantine, newest first by (time, id). Answers the bytes the record takes. */
+  putRejected(record: RejectedRecord): Promise<number>;
   getRejected(id: string): Promise<RejectedRecord | null>;
   listRejected(filter: RejectedFilter, limit: number, after: EventPosition | null): Promise<RejectedRecord[]>;
   deleteRejected(id: string): Promise<boolean>;
-  /** Deletes records older than `before` and all but the newest `keep`; returns how many went. */
-  pruneRejected(before: string, keep: number): Promise<number>;
+  /**
+   * Deletes records older than `before`, all but the newest `keep`, and the oldest beyond the newest
+   * `maxBytes`; returns how many went.
+   */
+  pruneRejected(before: string, keep: number, maxBytes: number): Promise<number>;
 
   /**
    * Optional: calls `listener` after any process sharing the store changed an event source or an

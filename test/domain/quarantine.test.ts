@@ -29,7 +29,8 @@ test('retention: records older than the age bound and beyond the count bound are
   let id = 0;
   const quarantine = new Quarantine(
     store,
-    { maxAgeDays: 2, maxCount: 3 },
+    { maxAgeDays: 2, maxCount: 3, maxBytes: 1e9, perSourcePerSecond: 0 },
+    { rejectedDropped: () => undefined },
     () => new Date(now),
     () => `r${++id}`,
   );

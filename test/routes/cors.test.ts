@@ -138,7 +138,7 @@ describe('CORS', () => {
   });
 });
 
-test('the preflight allows exactly content-type and x-timestamp, once each', async (t) => {
+test('the preflight allows exactly content-type, content-encoding and x-timestamp, once each', async (t) => {
   const service = await startService();
   t.after(() => service.close());
   const res = await service.app.inject({
@@ -151,5 +151,5 @@ test('the preflight allows exactly content-type and x-timestamp, once each', asy
     },
   });
   assert.equal(res.statusCode, 204);
-  assert.equal(res.headers['access-control-allow-headers'], 'content-type, x-timestamp');
+  assert.equal(res.headers['access-control-allow-headers'], 'content-type, content-encoding, x-timestamp');
 });

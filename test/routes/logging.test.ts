@@ -79,3 +79,33 @@ test('every refused request is logged once with its status, reason and request i
     'accepted requests are not logged by default',
   );
 });
+
+test('a client X-Request-Id is used only when short and printable', async (t) => {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const dataDir = tempDir();
+  const app = await buildApp({
+    config: { ...defaultConfig({ dataDir }), apiToken: TOKEN },
+    logger: { level: 'info', stream },
+  });
+  t.after(async () => {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const send = (id: string) =>
+    app.inject({ method: 'POST', url: '/track', headers: { 'x-request-id': id }, payload: payload() });
+  const given = ['abc-123', 'x'.repeat(128)];
+  const refused = ['x'.repeat(129), 'has space', 'tab\there', 'ünïcode', 'x'.repeat(10_000)];
+  for (const id of [...given, ...refused]) assert.equal((await send(id)).statusCode, 401);
+  const ids = lines.filter((l) => l.msg === 'request rejected').map((l) => String(l.reqId));
+  assert.equal(ids.length, given.length + refused.length);
+  assert.deepEqual(ids.slice(0, given.length), given);
+  for (const id of ids.slice(given.length)) {
+    assert.match(id, /^[0-9a-f-]{36}$/, 'a generated id replaces one that is too long or not printable');
+  }
+});

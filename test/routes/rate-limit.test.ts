@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SourceRateLimiter } from '../../src/domain/rate-limit.js';
+import { RateLimiter } from '../../src/domain/rate-limit.js';
 import { sourceFromInput } from '../../src/domain/sources.js';
 import { payload, startService } from '../helpers.js';
 
@@ -41,14 +41,16 @@ test('TRACK_RATE_LIMIT applies to every source without its own limit', async (t)
 
 test('the limiter counts per one-second window', () => {
   let now = 10_000;
-  const limiter = new SourceRateLimiter(0, () => now);
+  const limiter = new RateLimiter({ perSource: 0, perClient: 0 }, () => now);
   const source = sourceFromInput({ id: 's', rate_limit: 2 });
-  limiter.check(source);
-  limiter.check(source);
-  assert.throws(() => limiter.check(source), /Rate limit/);
+  limiter.checkSource(source);
+  limiter.checkSource(source);
+  assert.throws(() => limiter.checkSource(source), /Rate limit/);
   now += 1000;
-  limiter.check(source);
-  assert.doesNotThrow(() => new SourceRateLimiter(0).check(sourceFromInput({ id: 'unlimited' })));
+  limiter.checkSource(source);
+  assert.doesNotThrow(() =>
+    new RateLimiter({ perSource: 0, perClient: 0 }).checkSource(sourceFromInput({ id: 'unlimited' })),
+  );
 });
 
 test('a source without rate_limit has exactly the documented record', async (t) => {
@@ -65,4 +67,29 @@ test('a source without rate_limit has exactly the documented record', async (t) 
     'transitional',
     'type',
   ]);
+});
+
+test('TRACK_CLIENT_RATE_LIMIT limits each client address, whatever the source', async (t) => {
+  const service = await startService({ clientRateLimit: 3 });
+  t.after(() => service.close());
+  await service.createSource();
+  await service.createSource({ id: 'src-2' });
+  const from = (remoteAddress: string, source: string) =>
+    service.app.inject({
+      method: 'POST',
+      url: '/track',
+      remoteAddress,
+      payload: payload({ source: { id: source } }),
+    });
+  const burst = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => from('198.51.100.7', i % 2 ? 'src-1' : 'src-2')),
+  );
+  const limited = burst.filter((r) => r.statusCode === 429);
+  assert.ok(limited.length >= 4, `${limited.length} of 10 limited`);
+  assert.equal(limited[0]!.headers['retry-after'], '1');
+  assert.match(limited[0]!.json().detail, /client address `198\.51\.100\.7`/);
+  assert.equal((await from('198.51.100.8', 'src-1')).statusCode, 200, 'another address is not limited');
+  // Unknown sources count too: one address cannot probe source ids without limit.
+  const probes = await Promise.all(Array.from({ length: 10 }, (_, i) => from('198.51.100.9', `guess-${i}`)));
+  assert.ok(probes.filter((r) => r.statusCode === 429).length >= 4);
 });

@@ -107,3 +107,13 @@ test('a checkpointer whose thread ends says so; one closed does not', async (t) 
   await sleep(50);
   assert.equal(called, false);
 });
+
+test('a checkpointer whose thread ended on its own (its database gone) closes at once', async () => {
+  let stopped = false;
+  const checkpointer = new Checkpointer(join(tempDir(), 'missing', 'collector.db'), 1024, {
+    onStopped: () => (stopped = true),
+  });
+  for (let i = 0; i < 100 && !stopped; i++) await sleep(50);
+  assert.ok(stopped, 'the thread could not open the database and ended');
+  await checkpointer.close(); // used to wait for an answer forever
+});

@@ -63,6 +63,9 @@ function source(id: string, overrides: Partial<EventSource> = {}): EventSource {
   return { ...sourceFromInput({ id, name: `Source ${id}` }), ...overrides };
 }
 
+/** A byte budget no test reaches. */
+const NO_BYTE_BOUND = Number.MAX_SAFE_INTEGER;
+
 function rejected(id: string, time: string, overrides: Partial<RejectedRecord> = {}): RejectedRecord {
   return {
     id,
@@ -726,7 +729,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
       const { store } = await open(t);
       for (let i = 0; i < 10; i++) await store.putRejected(rejected(`r${i}`, at(i * 1000)));
       await store.putRejected(rejected('r9b', at(9000)));
-      assert.equal(await store.pruneRejected(at(3000), 100), 3, 'older than the bound');
+      assert.equal(await store.pruneRejected(at(3000), 100, NO_BYTE_BOUND), 3, 'older than the bound');
       assert.deepEqual(await ids(store.listRejected({}, 50, null)), [
         'r9b',
         'r9',
@@ -737,12 +740,37 @@ export function storeContract(name: string, factory: StoreFactory): void {
         'r4',
         'r3',
       ]);
-      assert.equal(await store.pruneRejected(at(0), 3), 5, 'all but the newest 3');
+      assert.equal(await store.pruneRejected(at(0), 3, NO_BYTE_BOUND), 5, 'all but the newest 3');
       assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r9b', 'r9', 'r8']);
-      assert.equal(await store.pruneRejected(at(8500), 2), 1, 'a record past both bounds counts once');
+      assert.equal(
+        await store.pruneRejected(at(8500), 2, NO_BYTE_BOUND),
+        1,
+        'a record past both bounds counts once',
+      );
       assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r9b', 'r9']);
-      assert.equal(await store.pruneRejected(at(0), 5), 0);
-      assert.equal(await store.pruneRejected(at(0), 0), 2);
+      assert.equal(await store.pruneRejected(at(0), 5, NO_BYTE_BOUND), 0);
+      assert.equal(await store.pruneRejected(at(0), 0, NO_BYTE_BOUND), 2);
+    });
+
+    test('rejected: prune by bytes keeps the newest records that fit', async (t) => {
+      const { store } = await open(t);
+      const sizes: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const record = rejected(`r${i}`, at(i * 1000), {
+          request: { body: { pad: 'x'.repeat(100 * (i + 1)) } },
+        });
+        sizes.push(await store.putRejected(record));
+        assert.ok(sizes[i]! > JSON.stringify(record.request).length, 'the size covers the record');
+      }
+      const newestThree = sizes[5]! + sizes[4]! + sizes[3]!;
+      assert.equal(await store.pruneRejected(at(0), 100, newestThree), 3);
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r5', 'r4', 'r3']);
+      assert.equal(
+        await store.pruneRejected(at(0), 100, newestThree - 1),
+        1,
+        'one byte short: one more goes',
+      );
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r5', 'r4']);
     });
 
     test('close commits what is queued before releasing the database', async (t) => {

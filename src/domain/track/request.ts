@@ -3,7 +3,7 @@ import type { Store } from '../../storage/store.js';
 import type { KeyedLock } from '../keyed-lock.js';
 import type { PipelineObserver } from '../observer.js';
 import type { Quarantine } from '../quarantine.js';
-import type { SourceRateLimiter } from '../rate-limit.js';
+import type { RateLimiter } from '../rate-limit.js';
 import type { SourceCache } from '../sources.js';
 import type { EventValidator } from '../validation/validator.js';
 
@@ -20,7 +20,7 @@ export interface TrackDeps {
   sources: SourceCache;
   locks: KeyedLock;
   validator: EventValidator;
-  limiter: SourceRateLimiter;
+  limiter: RateLimiter;
   observer: PipelineObserver;
   /** Where requests refused by validation are kept; absent when replaying from it. */
   quarantine?: Quarantine;

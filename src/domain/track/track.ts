@@ -14,7 +14,7 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
   const options = optionsOf(payload);
   const trace = new Trace(options.debugger && deps.debugAllowed);
   const eventCount = payload.events.length;
-  const source = await admitSource(deps, payload.source.id, eventCount);
+  const source = await admitSource(deps, payload.source.id, request.ip, eventCount);
   trace.log(
     'info',
     'source',

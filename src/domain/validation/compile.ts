@@ -6,6 +6,7 @@ import { InvalidRecord, type FieldProblem } from '../errors.js';
 import type { EventTypeRecord } from '../../model/records.js';
 import { draftOf } from './drafts.js';
 import { parseTarget, type Target } from './targets.js';
+import { useLinearUniqueItems } from './unique-items.js';
 
 // ajv-formats is CommonJS: its function is the default export's default under ESM interop.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -72,6 +73,7 @@ function newAjv(schema: unknown): Ajv | string {
   if (draft === null) return `unsupported $schema ${JSON.stringify(declared)}: use draft 2020-12 or draft-07`;
   const ajv = draft === '2020-12' ? new Ajv2020(AJV_OPTIONS) : new Ajv(AJV_OPTIONS);
   addFormats(ajv);
+  useLinearUniqueItems(ajv);
   return ajv;
 }
 

@@ -13,6 +13,9 @@ export interface ValidationSubject {
   profile: ProfileRecord | null;
 }
 
+/** Most event types (and most types without a schema) a process keeps, and their bytes. */
+const SCHEMA_CACHE_BOUNDS = { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 };
+
 /**
  * Validation schemas as the tracking endpoints apply them: compiled once when loaded, cached per event
  * type (a missing schema too) for at most EVENT_VALIDATOR_TTL seconds (docs/api.md#schema-cache).
@@ -21,10 +24,16 @@ export class EventValidator {
   private readonly cache: TtlCache<CompiledEventType>;
 
   constructor(store: Store, ttlSec: number) {
-    this.cache = new TtlCache<CompiledEventType>(ttlSec * 1000, async (eventType) => {
-      const record = await store.getEventType(eventType);
-      return record ? compileEventType(record) : null;
-    });
+    this.cache = new TtlCache<CompiledEventType>(
+      ttlSec * 1000,
+      async (eventType) => {
+        const record = await store.getEventType(eventType);
+        return record ? compileEventType(record) : null;
+      },
+      SCHEMA_CACHE_BOUNDS,
+      // Compiled validators take far more memory than their source: a generous estimate.
+      (compiled) => JSON.stringify(compiled.record).length * 20,
+    );
   }
 
   /** The enabled compiled schema of an exact event type, or null. */

@@ -70,6 +70,11 @@ export const migrations: string[] = [
   CREATE INDEX rejected_source ON rejected (source_id, time DESC, id DESC);
   CREATE INDEX rejected_event_types ON rejected USING gin (event_types);
   `,
+  // The bytes each rejected request takes, for the quarantine's byte budget.
+  `
+  ALTER TABLE rejected ADD COLUMN size integer NOT NULL DEFAULT 0;
+  UPDATE rejected SET size = octet_length(coalesce(doc::text, raw::text));
+  `,
 ];
 
 // Destinations (docs/api.md#destinations). Delivery follows events in the order (xid, seq): the

@@ -72,14 +72,16 @@ export const SQL = {
   },
   putRejected: {
     name: 'put-rejected',
-    text: 'INSERT INTO rejected (id, time, source_id, event_types, doc, raw) VALUES ($1, $2, $3, $4, $5, $6)',
+    text: 'INSERT INTO rejected (id, time, source_id, event_types, doc, raw, size) VALUES ($1, $2, $3, $4, $5, $6, $7)',
   },
   getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
   deleteRejected: { name: 'delete-rejected', text: 'DELETE FROM rejected WHERE id = $1' },
   pruneRejected: {
     name: 'prune-rejected',
     text: `DELETE FROM rejected WHERE time < $1
-      OR (time, id) <= (SELECT time, id FROM rejected ORDER BY time DESC, id DESC OFFSET $2 LIMIT 1)`,
+      OR (time, id) <= (SELECT time, id FROM rejected ORDER BY time DESC, id DESC OFFSET $2 LIMIT 1)
+      OR id IN (SELECT id FROM (SELECT id, SUM(size) OVER (ORDER BY time DESC, id DESC) AS total
+        FROM rejected) oldest WHERE total > $3)`,
   },
 } as const;
 

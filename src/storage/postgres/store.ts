@@ -243,14 +243,19 @@ export class PostgresStore implements Store {
     return ((await this.query(SQL.deleteEventType, [eventType])).rowCount ?? 0) > 0;
   }
 
-  async putRejected(record: RejectedRecord): Promise<void> {
+  async putRejected(record: RejectedRecord): Promise<number> {
+    const [doc, raw] = columns(record);
+    const size = Buffer.byteLength(doc ?? raw ?? '');
     await this.query(SQL.putRejected, [
       record.id,
       record.time,
       record.source_id,
       record.event_types,
-      ...columns(record),
+      doc,
+      raw,
+      size,
     ]);
+    return size;
   }
 
   async getRejected(id: string): Promise<RejectedRecord | null> {
@@ -261,7 +266,7 @@ export class PostgresStore implements Store {
     return ((await this.query(SQL.deleteRejected, [id])).rowCount ?? 0) > 0;
   }
 
-  async pruneRejected(before: string, keep: number): Promise<number> {
-    return (await this.query(SQL.pruneRejected, [before, keep])).rowCount ?? 0;
+  async pruneRejected(before: string, keep: number, maxBytes: number): Promise<number> {
+    return (await this.query(SQL.pruneRejected, [before, keep, maxBytes])).rowCount ?? 0;
   }
 }

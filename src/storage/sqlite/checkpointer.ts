@@ -31,6 +31,7 @@ export class Checkpointer {
   private logBytes = 0;
   private restDue = false;
   private closing = false;
+  private exited = false;
 
   constructor(
     dbFile: string,
@@ -79,6 +80,7 @@ export class Checkpointer {
     // A checkpointer that cannot run (its database gone, say) ends alone; the caller takes over.
     this.worker.on('error', () => {});
     this.worker.on('exit', () => {
+      this.exited = true;
       if (!this.closing) options.onStopped?.();
     });
     this.worker.unref();
@@ -104,6 +106,7 @@ export class Checkpointer {
 
   async close(): Promise<void> {
     this.closing = true;
+    if (this.exited) return; // ended on its own: nothing will answer
     const closed = new Promise<void>((resolve) => {
       this.worker.on('message', (message: unknown) => {
         if (message === 'closed') resolve();

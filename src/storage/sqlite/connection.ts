@@ -1,4 +1,5 @@
 /** The embedded store's connection to its file: the writer's settings and the schema migrations. */
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { migrations } from './migrations.js';
 
@@ -29,5 +30,18 @@ export function migrate(db: Database.Database): void {
       db.exec(migrations[i]!);
       db.pragma(`user_version = ${i + 1}`);
     })();
+  }
+}
+
+/**
+ * The data folder and the database file, readable by this user only (folder 0700, files 0600):
+ * they hold every visitor's data. SQLite gives the log and shared-memory files the database file's
+ * mode. Files made by earlier versions with wider modes are narrowed.
+ */
+export function preparePrivateFiles(dataDir: string, file: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(path)) chmodSync(path, 0o600);
   }
 }

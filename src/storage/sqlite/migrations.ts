@@ -105,6 +105,12 @@ migrations.push(`
   DROP TABLE events;
 `);
 
+// The bytes each rejected request takes, for the quarantine's byte budget.
+migrations.push(`
+  ALTER TABLE rejected ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+  UPDATE rejected SET size = length(CAST(doc AS BLOB));
+`);
+
 // Destinations (docs/api.md#destinations). A destination's delivery state is its row: the cursor
 // (the first position not delivered: a run and the index of an event in it), the batch in flight
 // (JSON) and the lease of the process delivering. Runs are numbered by the writer in commit order

@@ -71,12 +71,17 @@ export function writeStatements(db: Database.Database) {
     ),
     deleteEventType: db.prepare('DELETE FROM event_types WHERE event_type = ?'),
     putRejected: db.prepare(
-      'INSERT INTO rejected (id, time, source_id, event_types, doc) VALUES (?, ?, ?, ?, ?)',
+      'INSERT INTO rejected (id, time, source_id, event_types, doc, size) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     deleteRejected: db.prepare('DELETE FROM rejected WHERE id = ?'),
     pruneRejectedAge: db.prepare('DELETE FROM rejected WHERE time < ?'),
     pruneRejectedCount: db.prepare(
       'DELETE FROM rejected WHERE id IN (SELECT id FROM rejected ORDER BY time DESC, id DESC LIMIT -1 OFFSET ?)',
+    ),
+    // The oldest records beyond the newest that fit in the byte budget.
+    pruneRejectedBytes: db.prepare(
+      `DELETE FROM rejected WHERE id IN (SELECT id FROM
+         (SELECT id, SUM(size) OVER (ORDER BY time DESC, id DESC) AS total FROM rejected) WHERE total > ?)`,
     ),
   };
 }

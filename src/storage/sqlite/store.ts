@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
@@ -20,6 +19,7 @@ import { pageQuery, rejectedConditions, type Dialect } from '../paging.js';
 import { SqliteDestinations } from './destinations.js';
 import { eventOfRun, pageOfRuns, runQueries } from './reads.js';
 import { readStatements } from './statements.js';
+import { preparePrivateFiles } from './connection.js';
 import { fromShape, translate } from './errors.js';
 import { toRow, type WriteRow } from './write-set.js';
 import type { WriteOp } from './writer-protocol.js';
@@ -90,7 +90,7 @@ export class SqliteStore implements Store {
   }
 
   async open(): Promise<void> {
-    mkdirSync(this.options.dataDir, { recursive: true });
+    preparePrivateFiles(this.options.dataDir, this.file);
     // The writer creates the file and applies the migrations before anything reads.
     this.writer = await WriterThread.start({ file: this.file, sync: this.options.sync });
     try {
@@ -207,7 +207,7 @@ export class SqliteStore implements Store {
     return this.onWriter('deleteEventType', eventType);
   }
 
-  putRejected(record: RejectedRecord): Promise<void> {
+  putRejected(record: RejectedRecord): Promise<number> {
     const eventTypes = JSON.stringify(record.event_types);
     return this.onWriter(
       'putRejected',
@@ -249,8 +249,8 @@ export class SqliteStore implements Store {
     return this.onWriter('deleteRejected', id);
   }
 
-  pruneRejected(before: string, keep: number): Promise<number> {
-    return this.onWriter('pruneRejected', before, keep);
+  pruneRejected(before: string, keep: number, maxBytes: number): Promise<number> {
+    return this.onWriter('pruneRejected', before, keep, maxBytes);
   }
 
   eraseProfile(id: string): Promise<ErasedCounts | null> {

@@ -110,14 +110,20 @@ export function prepareWrites(db: Database.Database) {
     deleteEventType(eventType: string): boolean {
       return s.deleteEventType.run(eventType).changes > 0;
     },
-    putRejected(id: string, time: string, sourceId: string, eventTypes: string, doc: string): void {
-      s.putRejected.run(id, time, sourceId, eventTypes, doc);
+    putRejected(id: string, time: string, sourceId: string, eventTypes: string, doc: string): number {
+      const size = Buffer.byteLength(doc);
+      s.putRejected.run(id, time, sourceId, eventTypes, doc, size);
+      return size;
     },
     deleteRejected(id: string): boolean {
       return s.deleteRejected.run(id).changes > 0;
     },
-    pruneRejected(before: string, keep: number): number {
-      return s.pruneRejectedAge.run(before).changes + s.pruneRejectedCount.run(keep).changes;
+    pruneRejected(before: string, keep: number, maxBytes: number): number {
+      return (
+        s.pruneRejectedAge.run(before).changes +
+        s.pruneRejectedCount.run(keep).changes +
+        s.pruneRejectedBytes.run(maxBytes).changes
+      );
     },
     eraseProfile: db.transaction((id: string): ErasedCounts | null => {
       if (s.getProfile.get(id) === undefined) return null;

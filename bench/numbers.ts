@@ -1,0 +1,8 @@
+/** Rounding, sums and number formatting of the benchmarks' figures. */
+
+export const round1 = (n: number) => Math.round(n * 10) / 10;
+export const round2 = (n: number) => Math.round(n * 100) / 100;
+export const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+export const mean = (values: number[]) => (values.length ? sum(values) / values.length : 0);
+/** `12,345`; `-` for a figure that was not measured. */
+export const fmt = (n: number | undefined) => (n === undefined ? '-' : n.toLocaleString('en-US'));
