@@ -104,7 +104,13 @@ export const destinationInput = {
   properties: {
     id: destinationId,
     name: { type: 'string', maxLength: 255 },
-    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'http:// or https://' },
+    url: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^[^\\u0000-\\u0020\\u007f]+$',
+      description: 'http:// or https://, without spaces or control characters',
+    },
     enabled: { type: 'boolean' },
     event_types: { type: 'array', maxItems: 100, items: eventType, description: 'empty: every type' },
     source_ids: { type: 'array', maxItems: 100, items: idString, description: 'empty: every source' },

@@ -133,3 +133,43 @@ test('/track while a destination hangs: every request answered (p99 reported)', 
   assert.equal((await status(service, 'd')).pending, 480);
   assert.ok(receiver.openSockets() <= 3, `${receiver.openSockets()} connections open`);
 });
+
+test('hostile destination records: prototype keys, NUL, long values; stored as data, delivered', async (t) => {
+  const { service, receiver } = await setUp(t);
+  const body = JSON.stringify({
+    id: 'hostile',
+    url: receiver.url,
+    name: 'a\u0000b\ud800\u{1F600}'.repeat(20),
+    event_types: ['__proto__', 'constructor', 'page-view'],
+    source_ids: ['web', 'x'.repeat(128)],
+    headers: Object.fromEntries([
+      ['__proto__', 'p'],
+      ['constructor', 'c'],
+      ...Array.from({ length: 3 }, (_, i) => [`x-h${i}`, 'v'.repeat(4096)]),
+    ]),
+  });
+  const saved = expectStatus(await service.manage('POST', '/destination', body), 200);
+  assert.equal(Object.getPrototypeOf(saved.headers), Object.prototype);
+  assert.equal(saved.headers.__proto__, 'p');
+  const read = expectStatus(await service.get('/destination/hostile'), 200);
+  assert.equal(read.name, saved.name);
+  assert.deepEqual(read.headers, saved.headers);
+  await track(service, 2);
+  await until(() => receiver.deliveredIds().length === 2, 'delivered');
+  assert.equal(receiver.received[0]!.headers.constructor, 'c');
+  assert.equal(receiver.received[0]!.headers['x-h2'], 'v'.repeat(4096));
+  for (const bad of [
+    '{"url": "http://x/", "headers": {"a": "b\\u0000"}}',
+    '{"url": "http://x/", "id": "a\\u0000"}',
+    '{"url": "http://x/\\u0000"}',
+    `{"url": "http://x/", "headers": ${JSON.stringify(Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`h${i}`, 'v'])))}}`,
+    '{"url": "http://x/", "batch_size": 1e400}',
+    '[]',
+    'null',
+  ]) {
+    const res = await service.manage('POST', '/destination', bad);
+    assert.ok([400, 422].includes(res.statusCode), `${bad.slice(0, 60)}: ${res.statusCode} ${res.body}`);
+    assert.ok(res.json().detail);
+  }
+  assert.equal(expectStatus(await service.get('/destinations'), 200).total, 1);
+});
