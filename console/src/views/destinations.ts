@@ -1,5 +1,6 @@
 import { api, type DestinationRecord, type FailedBatch, type ListOf } from '../api.js';
 import { clear, formatTime, h } from '../dom.js';
+import { failedRows } from './destination-failed.js';
 import { errorText, poll, type View } from './view.js';
 
 const REFRESH_MS = 2000;
@@ -71,50 +72,6 @@ export const destinationsView: View = (root, { flash }) => {
       flash(`Could not save the destination: ${errorText(error)}`, 'error');
       return null;
     }
-  }
-
-  function failedRows(d: WithStatus, batches: FailedBatch[]): HTMLTableRowElement {
-    const items = batches.map((b) =>
-      h(
-        'li',
-        { 'data-batch': b.batch_id },
-        h('span', { className: 'mono' }, b.batch_id),
-        ` · ${b.events} events · ${formatTime(b.failed_at, true)} · ${b.attempts} attempts · `,
-        h('span', { className: 'error' }, b.error),
-        ' ',
-        h(
-          'button',
-          {
-            type: 'button',
-            className: 'retry',
-            onclick: async () => {
-              try {
-                const outcome = await api.post<{ delivered: boolean; error: string | null }>(
-                  `/destination/${encodeURIComponent(d.id)}/failed/${encodeURIComponent(b.batch_id)}/retry`,
-                );
-                if (outcome.delivered) flash(`Batch ${b.batch_id} delivered.`);
-                else flash(`Batch ${b.batch_id} failed again: ${outcome.error}`, 'error');
-              } catch (error) {
-                flash(`Retry failed: ${errorText(error)}`, 'error');
-              }
-              await load();
-            },
-          },
-          'Retry',
-        ),
-      ),
-    );
-    return h(
-      'tr',
-      { className: 'details', 'data-failed-of': d.id },
-      h(
-        'td',
-        { colSpan: 5 },
-        items.length
-          ? h('ul', { className: 'failed-batches' }, items)
-          : h('span', { className: 'muted' }, 'No failed batches.'),
-      ),
-    );
   }
 
   function row(d: WithStatus, batches: FailedBatch[] | null): HTMLTableRowElement[] {
@@ -204,7 +161,7 @@ export const destinationsView: View = (root, { flash }) => {
         ),
       ),
     );
-    return batches ? [main, failedRows(d, batches)] : [main];
+    return batches ? [main, failedRows(d.id, batches, { flash, reload: load })] : [main];
   }
 
   const form = h(

@@ -4,27 +4,11 @@
  * the service's thread, never here.
  */
 import type Database from 'better-sqlite3';
-import { position, positionParts, type FailedBatch, type Settlement } from '../../model/destinations.js';
+import { position, type FailedBatch, type Settlement } from '../../model/destinations.js';
 import { failedAgain, settle, type StateRow } from '../delivery-state.js';
 
-/**
- * The number of the next run of events (migrations.ts), above every run stored and every position a
- * destination holds: a run number is never given twice, even after the newest runs were deleted,
- * so no run committed after a cursor can fall before it.
- */
-export function firstFreeRun(db: Database.Database): number {
-  const stored = db.prepare('SELECT coalesce(max(run), 0) FROM event_runs').pluck().get() as number;
-  let highest = stored + 1;
-  const rows = db.prepare('SELECT cursor, batch FROM destinations').raw().all() as [string, string | null][];
-  for (const [cursor, batch] of rows) {
-    for (const at of [cursor, batch ? (JSON.parse(batch) as { end: string }).end : null]) {
-      if (at !== null) highest = Math.max(highest, Number(positionParts(at)[0]) + 1);
-    }
-  }
-  return highest;
-}
-
-export function prepareDestinationWrites(db: Database.Database, nextRun: () => number) {
+/** `firstFreeRun`: the number the next run would get (writes.ts), read inside the transaction. */
+export function prepareDestinationWrites(db: Database.Database, firstFreeRun: () => number) {
   const s = {
     exists: db.prepare('SELECT 1 FROM destinations WHERE id = ?').pluck(),
     insert: db.prepare('INSERT INTO destinations (id, doc, cursor) VALUES (?, ?, ?)'),
@@ -70,7 +54,7 @@ export function prepareDestinationWrites(db: Database.Database, nextRun: () => n
         s.replace.run(doc, id);
         return false;
       }
-      s.insert.run(id, doc, position(nextRun(), 0));
+      s.insert.run(id, doc, position(firstFreeRun(), 0));
       return true;
     }).immediate,
     deleteDestination: db.transaction((id: string): boolean => {

@@ -114,8 +114,15 @@ migrations.push(`
 // Destinations (docs/api.md#destinations). A destination's delivery state is its row: the cursor
 // (the first position not delivered: a run and the index of an event in it), the batch in flight
 // (JSON) and the lease of the process delivering. Runs are numbered by the writer in commit order
-// and never reuse a number (writes.ts), so every run committed after a cursor lies after it.
+// and never reuse a number (writes.ts), so every run committed after a cursor lies after it:
+// `run_high` keeps the highest run ever deleted, which SQLite would otherwise give again.
 migrations.push(`
+  CREATE TABLE run_high (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+  INSERT INTO run_high (id, value) VALUES (1, 0);
+  CREATE TRIGGER event_runs_high AFTER DELETE ON event_runs
+    WHEN old.run > (SELECT value FROM run_high WHERE id = 1) BEGIN
+    UPDATE run_high SET value = old.run WHERE id = 1;
+  END;
   CREATE TABLE destinations (
     id TEXT PRIMARY KEY,
     doc TEXT NOT NULL,

@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import type { ProfileRecord } from '../../model/records.js';
 import { applyVisit } from '../../model/profiles.js';
 import type { ErasedCounts } from '../store.js';
-import { firstFreeRun, prepareDestinationWrites } from './destination-writes.js';
+import { prepareDestinationWrites } from './destination-writes.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
 import type { RowOutcome, WriteRow } from './write-set.js';
@@ -15,9 +15,11 @@ import type { RowOutcome, WriteRow } from './write-set.js';
 /** The write operations, by name: what the service's thread may ask the writer thread to do. */
 export function prepareWrites(db: Database.Database) {
   const s = writeStatements(db);
-  // Runs are numbered in commit order (one writer) and a number is never given twice, so that
-  // delivery can follow them with a cursor (destination-writes.ts). A rolled-back batch leaves a gap.
-  let nextRun = firstFreeRun(db);
+  // Runs are numbered in commit order and a number is never given twice, so that delivery can
+  // follow them with a cursor: each transaction starts above every run stored or ever deleted
+  // (migrations.ts: run_high), read under its write lock. A rolled-back batch leaves a gap.
+  const firstFree = () => s.firstFreeRun.get() as number;
+  let nextRun = 0;
 
   /**
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before
@@ -67,11 +69,17 @@ export function prepareWrites(db: Database.Database) {
   // Transactions that write begin IMMEDIATE: a deferred one that reads first (a visit reads the
   // profile) could not take the write lock once another process had committed since its read,
   // and would fail at once instead of waiting for the lock.
-  const batch = db.transaction((rows: WriteRow[]) => rows.map(apply)).immediate;
-  const single = db.transaction(apply).immediate;
+  const batch = db.transaction((rows: WriteRow[]) => {
+    nextRun = firstFree();
+    return rows.map(apply);
+  }).immediate;
+  const single = db.transaction((row: WriteRow) => {
+    nextRun = firstFree();
+    return apply(row);
+  }).immediate;
 
   return {
-    ...prepareDestinationWrites(db, () => nextRun),
+    ...prepareDestinationWrites(db, firstFree),
     /**
      * Sessions by id, for the tracking path: this connection's page cache stays warm (it made the
      * changes), where a reading connection's cache is dropped after every commit of this one.
