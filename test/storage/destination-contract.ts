@@ -111,6 +111,30 @@ export function destinationContract(name: string, factory: StoreFactory): void {
       assert.deepEqual((await readAll(store, end)).ids, ['later']);
     });
 
+    test('a read stops at 4 MiB of events (one event at least), wherever runs begin', async (t) => {
+      const { store } = await open(t);
+      await store.destinations.put(destination('d'));
+      const cursor = await cursorOf(store, 'd');
+      const big = (id: string) => event(id, { properties: { blob: 'x'.repeat(600_000) } });
+      const sent: string[] = [];
+      sent.push(...(await commit(store, ...['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8'].map(big))));
+      for (let i = 0; i < 6; i++) sent.push(...(await commit(store, big(`b${i}`))));
+      const ids: string[] = [];
+      let next = cursor;
+      for (let reads = 0; reads < 20; reads++) {
+        const slice = await store.destinations.read(ALL, next, 100);
+        if (slice.ids.length === 0) break;
+        assert.ok(
+          slice.json.length <= 4 * 1024 * 1024 + 700_000,
+          `a read of ${slice.json.length} characters`,
+        );
+        assert.ok(slice.ids.length < sent.length, 'the budget cut the read');
+        ids.push(...slice.ids);
+        next = slice.next;
+      }
+      assert.deepEqual(ids, sent);
+    });
+
     test('selectors: event types and sources, within write sets of mixed types', async (t) => {
       const { store } = await open(t);
       await store.destinations.put(destination('d'));

@@ -10,14 +10,21 @@ export type Query = <R>(text: string, values: unknown[]) => Promise<{ rows: R[];
 const MATCHING = `xid IS NOT NULL AND (xid, seq) >= ($1::xid8, $2::bigint)
   AND ($3::text[] IS NULL OR type = ANY($3::text[])) AND ($4::text[] IS NULL OR source_id = ANY($4::text[]))`;
 
-const READ = `SELECT h.xmin::text AS head, e.xid::text AS xid, e.seq::text AS seq, e.id, e.insert_time,
-    coalesce(e.doc::text, e.raw::text) AS json
-  FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) h
-  LEFT JOIN LATERAL (
-    SELECT xid, seq, id, insert_time, doc, raw FROM events WHERE ${MATCHING} AND xid < h.xmin
-    ORDER BY xid, seq LIMIT $5
-  ) e ON true
-  ORDER BY e.xid, e.seq`;
+/** Most bytes of events in one read (at least one event is always read). */
+export const MAX_SLICE_BYTES = 4 * 1024 * 1024;
+
+const READ = `SELECT head, xid, seq, id, insert_time, json, fetched FROM (
+    SELECT h.xmin::text AS head, e.xid::text AS xid, e.seq::text AS seq, e.id, e.insert_time, e.json,
+      e.xid AS xid_order, e.seq AS seq_order,
+      count(e.id) OVER () AS fetched,
+      coalesce(sum(octet_length(e.json)) OVER (ORDER BY e.xid, e.seq), 0) - coalesce(octet_length(e.json), 0) AS before
+    FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) h
+    LEFT JOIN LATERAL (
+      SELECT xid, seq, id, insert_time, coalesce(doc::text, raw::text) AS json FROM events
+      WHERE ${MATCHING} AND xid < h.xmin ORDER BY xid, seq LIMIT $5
+    ) e ON true
+  ) r WHERE before < ${MAX_SLICE_BYTES}
+  ORDER BY xid_order, seq_order`;
 
 const COUNT = `SELECT count(*)::bigint AS n FROM events WHERE ${MATCHING}`;
 
@@ -25,6 +32,8 @@ const BY_ID = `SELECT id, insert_time, coalesce(doc::text, raw::text) AS json FR
 
 interface SliceRow {
   head: string;
+  /** Rows read before the byte budget cut them. */
+  fetched: string;
   xid: string | null;
   seq: string | null;
   id: string;
@@ -52,7 +61,8 @@ export async function readSlice(
   const events = rows.filter((row) => row.xid !== null);
   const last = events[events.length - 1];
   let next: string;
-  if (last && events.length >= limit) next = position(last.xid!, BigInt(last.seq!) + 1n);
+  const cut = events.length < Number(rows[0]?.fetched ?? 0);
+  if (last && (events.length >= limit || cut)) next = position(last.xid!, BigInt(last.seq!) + 1n);
   else {
     // Everything before the oldest running transaction was read.
     const head = position(rows[0]?.head ?? '0', 0);

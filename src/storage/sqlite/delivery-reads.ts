@@ -11,6 +11,8 @@ import { position, positionParts, type EventSelector, type EventSlice } from '..
 /** Runs per window, and windows per read at most. */
 const WINDOW = 1000;
 const WINDOWS_PER_READ = 4;
+/** Most bytes of events in one read (at least one event is always read). */
+const MAX_SLICE_BYTES = 4 * 1024 * 1024;
 /** Runs counted per step of a count, between which the thread does other work. */
 const COUNT_STEP = 50_000;
 
@@ -65,7 +67,7 @@ export function readSlice(s: Statements, selector: EventSelector, from: string, 
   const [major, minor] = positionParts(from);
   const first = Number(major);
   const head = (s.maxRun.get() as number) + 1;
-  const slice = { ids: [] as string[], times: [] as string[], parts: [] as string[] };
+  const slice = { ids: [] as string[], times: [] as string[], parts: [] as string[], bytes: 0 };
   let next = position(first, minor);
   for (let start = first, w = 0; start < head && w < WINDOWS_PER_READ; start += WINDOW, w++) {
     const end = Math.min(start + WINDOW, head);
@@ -73,14 +75,24 @@ export function readSlice(s: Statements, selector: EventSelector, from: string, 
       const skip = row.run === first ? Number(minor) : 0;
       const stoppedAt = takeRun(row, skip, wanted, limit, slice);
       if (stoppedAt !== null) return done(slice, position(row.run, stoppedAt));
-      if (slice.ids.length >= limit) return done(slice, position(row.run + 1, 0));
+      if (slice.ids.length >= limit || slice.bytes >= MAX_SLICE_BYTES) {
+        return done(slice, position(row.run + 1, 0));
+      }
     }
     next = position(end, 0);
   }
   return done(slice, next);
 }
 
-function done(slice: { ids: string[]; times: string[]; parts: string[] }, next: string): EventSlice {
+interface Gathered {
+  ids: string[];
+  times: string[];
+  parts: string[];
+  /** Characters of JSON gathered. */
+  bytes: number;
+}
+
+function done(slice: Gathered, next: string): EventSlice {
   return { ids: slice.ids, times: slice.times, json: slice.parts.join(','), next };
 }
 
@@ -93,26 +105,31 @@ function takeRun(
   skip: number,
   wanted: Set<string> | null,
   limit: number,
-  slice: { ids: string[]; times: string[]; parts: string[] },
+  slice: Gathered,
 ): number | null {
+  const full = (size: number) =>
+    slice.ids.length >= limit || (slice.ids.length > 0 && slice.bytes + size > MAX_SLICE_BYTES);
   const ids = JSON.parse(row.ids) as string[];
   const types = JSON.parse(row.types) as string[];
   const whole = skip === 0 && (wanted === null || types.every((t) => wanted.has(t)));
-  if (whole && ids.length <= limit - slice.ids.length) {
+  if (whole && ids.length <= limit - slice.ids.length && !full(row.docs.length)) {
     // The run's JSON as it is stored, without parsing and writing it again.
     slice.ids.push(...ids);
     for (let i = 0; i < ids.length; i++) slice.times.push(row.insert_time);
     slice.parts.push(row.docs.slice(1, -1));
+    slice.bytes += row.docs.length;
     return null;
   }
   const events = JSON.parse(row.docs) as EventRecord[];
   for (let i = skip; i < events.length; i++) {
     const e = events[i]!;
     if (wanted !== null && !wanted.has(e.type)) continue;
-    if (slice.ids.length >= limit) return i;
+    const json = JSON.stringify(e);
+    if (full(json.length)) return i;
     slice.ids.push(e.id);
     slice.times.push(row.insert_time);
-    slice.parts.push(JSON.stringify(e));
+    slice.parts.push(json);
+    slice.bytes += json.length;
   }
   return null;
 }
