@@ -6,11 +6,14 @@ import { errorHandler } from './http/error-handler.js';
 import { registerContentEncoding } from './http/content-encoding.js';
 import { registerJsonBody } from './http/json-body.js';
 import { serverOptions } from './http/server-options.js';
+import { refuseWhileClosing } from './http/shutdown.js';
 import healthRoutes from './routes/health.js';
+import homeRoutes from './routes/home.js';
 import managementRoutes from './routes/management.js';
 import trackingRoutes from './routes/tracking.js';
 import webRoutes from './routes/web.js';
-import { buildServices, type AppConfig } from './services.js';
+import { EventRetention } from './domain/retention.js';
+import { buildServices, type AppConfig, type Services } from './services.js';
 import { createStore } from './storage/index.js';
 import type { Store } from './storage/store.js';
 
@@ -28,6 +31,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await store.open();
 
   const app = Fastify(serverOptions(config, options.logger));
+  app.server.maxConnections = config.maxConnections;
+  refuseWhileClosing(app);
   // Bodies are validated strictly (a string is not a boolean); query strings and paths are coerced.
   const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, allErrors: false, strict: false });
   const paramAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false });
@@ -59,10 +64,25 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   if (unwatch) app.addHook('onClose', async () => unwatch());
   services.observer.register(app);
+  startRetention(app, services);
+  await app.register(homeRoutes);
   await app.register(healthRoutes, { services });
   await app.register(trackingRoutes, { services });
   await app.register(managementRoutes, { services });
   await app.register(webRoutes, { services });
   app.addHook('onReady', async () => services.deliveries.start());
   return app;
+}
+
+/** TRACK_EVENT_RETENTION_DAYS: deletes old events in the background while the app is open. */
+function startRetention(app: FastifyInstance, services: Services): void {
+  const days = services.config.eventRetentionDays;
+  if (days === null) return;
+  const retention = new EventRetention(services.store, { days }, services.clock, {
+    deleted: (count) => services.observer.eventsExpired(count),
+    failed: (error) => app.log.warn({ err: error }, 'event retention: a pass failed; retrying later'),
+  });
+  app.addHook('onReady', async () => retention.start());
+  // Before the store closes (hooks run in reverse order of registration).
+  app.addHook('onClose', async () => retention.stop());
 }

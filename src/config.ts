@@ -54,6 +54,18 @@ export interface Config {
   logLevel: string;
   /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
   accessLog: boolean;
+  /** Seconds a client may take to send a whole request (headers and body); 0 = no limit. */
+  requestTimeoutSec: number;
+  /** Seconds a client may take to send the request line and headers. */
+  headersTimeoutSec: number;
+  /** Seconds a kept-alive connection may stay idle between requests. */
+  idleTimeoutSec: number;
+  /** Most open client connections; more are closed as they arrive. */
+  maxConnections: number;
+  /** Seconds requests in flight get to finish after SIGTERM/SIGINT before connections are closed. */
+  shutdownGraceSec: number;
+  /** Events older than this many days are deleted in the background; null keeps them forever. */
+  eventRetentionDays: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +105,12 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     deliveryBackoffMaxMs: 600_000,
     logLevel: 'info',
     accessLog: false,
+    requestTimeoutSec: 30,
+    headersTimeoutSec: 10,
+    idleTimeoutSec: 72,
+    maxConnections: 10_000,
+    shutdownGraceSec: 10,
+    eventRetentionDays: null,
     ...overrides,
   };
 }
@@ -138,6 +156,14 @@ export function loadConfig(env: Env): Readonly<Config> {
       `TRACK_WORKERS=${workers} needs the PostgreSQL store (DATABASE_URL): the embedded store allows one writer process`,
     );
   }
+  const requestTimeoutSec = integer(env, 'TRACK_REQUEST_TIMEOUT', base.requestTimeoutSec, 0);
+  const headersTimeoutSec = integer(env, 'TRACK_HEADERS_TIMEOUT', base.headersTimeoutSec, 1);
+  if (requestTimeoutSec > 0 && headersTimeoutSec > requestTimeoutSec) {
+    throw new ConfigError(
+      `TRACK_HEADERS_TIMEOUT (${headersTimeoutSec}) must not exceed TRACK_REQUEST_TIMEOUT (${requestTimeoutSec})`,
+    );
+  }
+  const retention = text(env, 'TRACK_EVENT_RETENTION_DAYS');
   return Object.freeze({
     port: integer(env, 'PORT', base.port, 0),
     host: text(env, 'HOST') ?? base.host,
@@ -169,5 +195,11 @@ export function loadConfig(env: Env): Readonly<Config> {
     deliveryBackoffMaxMs: base.deliveryBackoffMaxMs,
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
     accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
+    requestTimeoutSec,
+    headersTimeoutSec,
+    idleTimeoutSec: integer(env, 'TRACK_IDLE_TIMEOUT', base.idleTimeoutSec, 1),
+    maxConnections: integer(env, 'TRACK_MAX_CONNECTIONS', base.maxConnections, 1),
+    shutdownGraceSec: integer(env, 'TRACK_SHUTDOWN_GRACE', base.shutdownGraceSec, 0),
+    eventRetentionDays: retention === undefined ? null : integer(env, 'TRACK_EVENT_RETENTION_DAYS', 0, 1),
   });
 }

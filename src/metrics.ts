@@ -54,6 +54,11 @@ export class Metrics implements PipelineObserver, DeliveryObserver {
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
     registers: [this.registry],
   });
+  private readonly expired = new Counter({
+    name: 'collector_events_expired_total',
+    help: 'Events deleted by retention (TRACK_EVENT_RETENTION_DAYS)',
+    registers: [this.registry],
+  });
 
   constructor(store: Store) {
     new Gauge({
@@ -95,6 +100,10 @@ export class Metrics implements PipelineObserver, DeliveryObserver {
 
   eventsRejected(count: number, reason: string): void {
     this.events.inc({ outcome: 'rejected', reason }, count);
+  }
+
+  eventsExpired(count: number): void {
+    this.expired.inc(count);
   }
 
   commitDuration(seconds: number): void {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 
 /**
  * The management API token: TRACK_API_TOKEN when set; otherwise one random token created once and
@@ -17,6 +17,6 @@ export function resolveApiToken(config: Config): { token: string; file: string |
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   const token = readFileSync(file, 'utf8').trim();
-  if (token === '') throw new Error(`${file} is empty: delete it to have a new token generated`);
+  if (token === '') throw new ConfigError(`${file} is empty: delete it to have a new token generated`);
   return { token, file };
 }

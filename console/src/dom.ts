@@ -46,7 +46,11 @@ export function compactJson(value: unknown, max = 160): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/**
+ * The end of a long id: ids made by the service start with their time (UUID version 7 layout), so
+ * two made the same day share their start; their end is random.
+ */
 export function shortId(id: string | undefined | null): string {
   if (!id) return '';
-  return id.length > 12 ? `${id.slice(0, 8)}…` : id;
+  return id.length > 12 ? `…${id.slice(-8)}` : id;
 }

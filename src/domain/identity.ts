@@ -19,6 +19,8 @@ export interface Identity {
   session: SessionRecord;
   /** What to write for the session; undefined when it is unchanged. */
   sessionWrite: WriteSet['session'];
+  /** A stored session left unchanged: only the time of its latest request is written. */
+  sessionTouch: WriteSet['touch'];
   /** The profile as it will be after this request (null for profile-less requests). */
   profile: ProfileRecord | null;
   profileWrite: WriteSet['profile'];
@@ -82,7 +84,8 @@ export async function resolveIdentity(store: Store, input: IdentityInput, trace:
     session = { ...session, metadata: { time: { ...session.metadata.time, update: input.now } } };
   }
   const sessionWrite = changed ? { record: session, expectVersion: stored?.version ?? null } : undefined;
-  return { session, sessionWrite, profile, profileWrite };
+  const sessionTouch = changed ? undefined : { id: session.id, at: input.now };
+  return { session, sessionWrite, sessionTouch, profile, profileWrite };
 }
 
 /** Identity for a transitional source: nothing is read or stored, every request is a first visit. */
@@ -95,5 +98,5 @@ export function transientIdentity(input: IdentityInput): Identity {
     context: deepMerge({}, input.context).value,
     properties: deepMerge({}, input.properties).value,
   };
-  return { session, sessionWrite: undefined, profile, profileWrite: undefined };
+  return { session, sessionWrite: undefined, sessionTouch: undefined, profile, profileWrite: undefined };
 }

@@ -73,6 +73,13 @@ export class Quarantine {
     return record;
   }
 
+  /** A replay refused by validation again: the record keeps its place and now says why. */
+  async refusedAgain(record: RejectedRecord, rejection: ValidationFailed): Promise<RejectedRecord> {
+    const updated = { ...record, detail: rejection.message, errors: rejection.failures };
+    await this.store.putRejected(updated);
+    return updated;
+  }
+
   /** Applies the retention bounds; returns how many records were deleted. */
   async prune(): Promise<number> {
     const now = this.clock().getTime();

@@ -17,6 +17,11 @@ export function registerContentEncoding(app: FastifyInstance): void {
   app.addHook('preParsing', async (request, _reply, payload) => {
     const encoding = request.headers['content-encoding']?.trim().toLowerCase();
     if (encoding === undefined || encoding === '' || encoding === 'identity') return payload;
+    // A request without a body (a GET, say) has nothing to decode, whatever its headers say.
+    const length = request.headers['content-length'];
+    if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      return payload;
+    }
     const decoder = DECODERS[encoding as keyof typeof DECODERS];
     if (!decoder) throw errors.unsupportedEncoding(encoding.slice(0, 50));
     const out = new PassThrough() as Counted;

@@ -56,6 +56,11 @@ export const errors = {
     new HttpError(503, 'Store unavailable, retry later', retryAfter(retryAfterSec)),
   writeQueueFull: (retryAfterSec = 1) =>
     new HttpError(503, 'Write queue full, retry later', retryAfter(retryAfterSec)),
+  shuttingDown: (retryAfterSec = 1) =>
+    new HttpError(503, 'The service is shutting down, retry later', {
+      ...retryAfter(retryAfterSec),
+      connection: 'close',
+    }),
   internal: () => new HttpError(500, 'Internal server error'),
 };
 

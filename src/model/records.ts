@@ -73,11 +73,17 @@ export interface StoredSession {
  * Everything one request stores, committed atomically.
  * - `session.expectVersion`: null means "must not exist yet" (insert), a number means "update only if
  *   the stored version is still this one". A mismatch is a conflict: the request re-resolves.
+ * - `touch`: the latest request of a session that is not rewritten (docs/api.md#session).
  * - `profile`: `create` inserts a new profile; `visit` records a new visit on a stored profile
  *   (applied by the store on the current stored record, so concurrent visits are counted exactly).
  */
 export interface WriteSet {
   session?: { record: SessionRecord; expectVersion: number | null };
+  /**
+   * A stored session this request used without changing its record: its `metadata.time.update`
+   * becomes `at` (unless later already). Never a conflict; a session gone meanwhile is left alone.
+   */
+  touch?: { id: string; at: string };
   profile?: { op: 'create'; record: ProfileRecord } | { op: 'visit'; id: string; at: string };
   events: EventRecord[];
 }

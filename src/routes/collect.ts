@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { collect } from '../domain/collect.js';
 import type { JsonObject } from '../model/records.js';
 import { eventType, idString } from '../model/payloads.js';
-import { collectResponse, errorResponses } from '../http/schemas/responses.js';
+import { collectResponse, errorResponses, sourceRefused } from '../http/schemas/responses.js';
+import { collectAnswer, collectBody, withExample } from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 export default async function collectRoutes(app: FastifyInstance, { services }: RouteOptions) {
@@ -16,11 +17,17 @@ export default async function collectRoutes(app: FastifyInstance, { services }: 
           'The body (a JSON object; empty counts as {}) becomes the event properties. No session or profile.',
         params: {
           type: 'object',
-          properties: { event_type: eventType, source_id: idString },
+          properties: {
+            event_type: { ...eventType, examples: ['coupon-received'] },
+            source_id: { ...idString, examples: ['demo'] },
+          },
           required: ['event_type', 'source_id'],
         },
-        body: { type: 'object', additionalProperties: true },
-        response: { 200: collectResponse, ...errorResponses(400, 401, 406, 413, 422, 503) },
+        body: withExample({ type: 'object', additionalProperties: true }, collectBody),
+        response: {
+          200: withExample(collectResponse, collectAnswer, 'The event is stored'),
+          ...errorResponses(400, sourceRefused, 406, 413, 415, 422, 429),
+        },
       },
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {};

@@ -3,7 +3,19 @@ import { errors } from '../http/errors.js';
 import { eventTypeFromInput } from '../domain/event-types.js';
 import { compileEventType } from '../domain/validation/compile.js';
 import { eventType, eventTypeInput, type EventTypeInput } from '../model/payloads.js';
-import { deletedOne, errorResponses, listOf } from '../http/schemas/responses.js';
+import {
+  deletedOne,
+  errorResponses,
+  exampleId,
+  listOf,
+  notFound,
+  recordResponse,
+} from '../http/schemas/responses.js';
+import {
+  eventTypeInput as eventTypeExample,
+  eventTypeRecord,
+  withExample,
+} from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['validation schemas'];
@@ -25,8 +37,11 @@ export default async function eventManagementRoutes(app: FastifyInstance, { serv
         summary: 'Add or replace the metadata and validation schema of an event type',
         description:
           'Every key of validation.json_schema must be a target (`event|session|profile@path` or `@...`) and every value a JSON Schema (draft 2020-12, or draft-07 by $schema) without remote references; otherwise 422 naming the key.',
-        body: eventTypeInput,
-        response: { 200: record, ...errorResponses(400, 401, 422, 503) },
+        body: withExample(eventTypeInput, eventTypeExample),
+        response: {
+          200: recordResponse('EventType#', 'The event type as stored', eventTypeRecord),
+          ...errorResponses(400, 401, 413, 415, 422),
+        },
       },
     },
     async (request) => {
@@ -44,7 +59,14 @@ export default async function eventManagementRoutes(app: FastifyInstance, { serv
       schema: {
         tags,
         summary: 'List event types with their validation schemas',
-        response: { 200: listOf(record), ...errorResponses(401, 503) },
+        response: {
+          200: withExample(
+            listOf(record),
+            { total: 1, result: [eventTypeRecord] },
+            'Every event type, by type',
+          ),
+          ...errorResponses(401),
+        },
       },
     },
     async () => {
@@ -59,8 +81,11 @@ export default async function eventManagementRoutes(app: FastifyInstance, { serv
       schema: {
         tags,
         summary: 'One event type with its validation schema',
-        params: typeParam,
-        response: { 200: record, ...errorResponses(401, 404, 503) },
+        params: exampleId(typeParam, 'purchase'),
+        response: {
+          200: recordResponse('EventType#', 'The event type', eventTypeRecord),
+          ...errorResponses(400, 401, notFound('Event type', 'purchase'), 422),
+        },
       },
     },
     async (request) => {
@@ -76,8 +101,11 @@ export default async function eventManagementRoutes(app: FastifyInstance, { serv
       schema: {
         tags,
         summary: 'Delete the metadata and validation schema of an event type',
-        params: typeParam,
-        response: { 200: deletedOne, ...errorResponses(401, 404, 503) },
+        params: exampleId(typeParam, 'purchase'),
+        response: {
+          200: withExample(deletedOne, { deleted: 1 }, 'Deleted'),
+          ...errorResponses(400, 401, notFound('Event type', 'purchase'), 422),
+        },
       },
     },
     async (request) => {

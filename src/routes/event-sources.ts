@@ -2,7 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { sourceFromInput } from '../domain/sources.js';
 import { eventSourceInput, type SourceInput } from '../model/payloads.js';
-import { deletedOne, errorResponses, idParam, listOf } from '../http/schemas/responses.js';
+import {
+  deletedOne,
+  errorResponses,
+  exampleId,
+  idParam,
+  listOf,
+  notFound,
+  recordResponse,
+} from '../http/schemas/responses.js';
+import { sourceInput, sourceRecord, withExample } from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['event sources'];
@@ -17,8 +26,11 @@ export default async function eventSourceRoutes(app: FastifyInstance, { services
       schema: {
         tags,
         summary: 'Create or replace an event source',
-        body: eventSourceInput,
-        response: { 200: source, ...errorResponses(400, 401, 422, 503) },
+        body: withExample(eventSourceInput, sourceInput),
+        response: {
+          200: recordResponse('EventSource#', 'The source as stored', sourceRecord),
+          ...errorResponses(400, 401, 413, 415, 422),
+        },
       },
     },
     async (request) => {
@@ -35,7 +47,10 @@ export default async function eventSourceRoutes(app: FastifyInstance, { services
       schema: {
         tags,
         summary: 'List event sources',
-        response: { 200: listOf(source), ...errorResponses(401, 503) },
+        response: {
+          200: withExample(listOf(source), { total: 1, result: [sourceRecord] }, 'Every event source, by id'),
+          ...errorResponses(401),
+        },
       },
     },
     async () => {
@@ -50,8 +65,11 @@ export default async function eventSourceRoutes(app: FastifyInstance, { services
       schema: {
         tags,
         summary: 'One event source',
-        params: idParam,
-        response: { 200: source, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, 'demo'),
+        response: {
+          200: recordResponse('EventSource#', 'The event source', sourceRecord),
+          ...errorResponses(400, 401, notFound('Event source', 'demo'), 422),
+        },
       },
     },
     async (request) => {
@@ -67,8 +85,11 @@ export default async function eventSourceRoutes(app: FastifyInstance, { services
       schema: {
         tags,
         summary: 'Delete an event source',
-        params: idParam,
-        response: { 200: deletedOne, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, 'demo'),
+        response: {
+          200: withExample(deletedOne, { deleted: 1 }, 'Deleted'),
+          ...errorResponses(400, 401, notFound('Event source', 'demo'), 422),
+        },
       },
     },
     async (request) => {

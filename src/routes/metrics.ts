@@ -11,7 +11,7 @@ export default async function metricsRoutes(app: FastifyInstance, { metrics }: {
         summary: 'Prometheus metrics (text exposition format)',
         response: {
           200: {
-            description: 'Prometheus text format',
+            description: 'The metrics in the Prometheus text format',
             content: { 'text/plain': { schema: { type: 'string' } } },
           },
           ...errorResponses(401),

@@ -3,7 +3,14 @@ import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
 import type { EventFilter } from '../storage/store.js';
 import { eventType, idString } from '../model/payloads.js';
-import { errorResponses, idParam } from '../http/schemas/responses.js';
+import { errorResponses, exampleId, idParam, notFound, recordResponse } from '../http/schemas/responses.js';
+import {
+  eventRecord,
+  nextCursor,
+  profileRecord,
+  sessionRecord,
+  withExample,
+} from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 interface EventsQuery {
@@ -36,8 +43,11 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
       schema: {
         tags: ['events'],
         summary: 'One stored event',
-        params: idParam,
-        response: { 200: { $ref: 'Event#' }, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, eventRecord.id),
+        response: {
+          200: recordResponse('Event#', 'The event', eventRecord),
+          ...errorResponses(400, 401, notFound('Event', eventRecord.id), 422),
+        },
       },
     },
     async (request) =>
@@ -53,14 +63,18 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         summary: 'Stored events, newest first, paged by cursor',
         querystring: eventsQuery,
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              result: { type: 'array', items: { $ref: 'Event#' } },
-              next: { type: ['string', 'null'] },
+          200: withExample(
+            {
+              type: 'object',
+              properties: {
+                result: { type: 'array', items: { $ref: 'Event#' } },
+                next: { type: ['string', 'null'] },
+              },
             },
-          },
-          ...errorResponses(401, 422, 503),
+            { result: [eventRecord], next: nextCursor },
+            'A page of events, newest first; `next` is the cursor of the following page (null after the last)',
+          ),
+          ...errorResponses(401, 422),
         },
       },
     },
@@ -89,8 +103,11 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
       schema: {
         tags: ['sessions'],
         summary: 'One stored session',
-        params: idParam,
-        response: { 200: { $ref: 'Session#' }, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, sessionRecord.id),
+        response: {
+          200: recordResponse('Session#', 'The session', sessionRecord),
+          ...errorResponses(400, 401, notFound('Session', sessionRecord.id), 422),
+        },
       },
     },
     async (request) => {
@@ -106,8 +123,11 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
       schema: {
         tags: ['profiles'],
         summary: 'One stored profile',
-        params: idParam,
-        response: { 200: { $ref: 'Profile#' }, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, profileRecord.id),
+        response: {
+          200: recordResponse('Profile#', 'The profile', profileRecord),
+          ...errorResponses(400, 401, notFound('Profile', profileRecord.id), 422),
+        },
       },
     },
     async (request) =>
@@ -121,9 +141,11 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
       schema: {
         tags: ['profiles'],
         summary: 'Erase a profile with its sessions and events',
-        params: idParam,
+        params: exampleId(idParam, profileRecord.id),
         response: {
           200: {
+            description: 'Erased: how many records of each kind were deleted',
+            examples: [{ deleted: { profiles: 1, sessions: 2, events: 14 } }],
             type: 'object',
             properties: {
               deleted: {
@@ -136,7 +158,7 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
               },
             },
           },
-          ...errorResponses(401, 404, 503),
+          ...errorResponses(400, 401, notFound('Profile', profileRecord.id), 422),
         },
       },
     },

@@ -1,12 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
-import { collect } from '../domain/collect.js';
-import type { JsonObject } from '../model/records.js';
-import { track } from '../domain/track/track.js';
-import type { TrackPayload } from '../model/payloads.js';
+import { replay } from '../domain/replay.js';
 import { eventType, idString } from '../model/payloads.js';
-import { collectResponse, errorResponses, idParam, trackResponse } from '../http/schemas/responses.js';
+import {
+  collectResponse,
+  errorResponses,
+  exampleId,
+  idParam,
+  notFound,
+  recordResponse,
+  trackResponse,
+} from '../http/schemas/responses.js';
+import { rejectedRecord, trackAnswer, validationFailed, withExample } from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['rejected events'];
@@ -20,8 +26,7 @@ interface RejectedQuery {
 
 export default async function rejectedRoutes(app: FastifyInstance, { services }: RouteOptions) {
   const { store, cursors } = services;
-  // Replays run the same pipelines as the endpoints, without quarantining again.
-  const replayDeps = { ...services, quarantine: undefined, debugAllowed: services.config.debug };
+  const replayDeps = { ...services, debugAllowed: services.config.debug };
 
   app.get<{ Querystring: RejectedQuery }>(
     '/event/rejected',
@@ -39,14 +44,18 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
           },
         },
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              result: { type: 'array', items: { $ref: 'Rejected#' } },
-              next: { type: ['string', 'null'] },
+          200: withExample(
+            {
+              type: 'object',
+              properties: {
+                result: { type: 'array', items: { $ref: 'Rejected#' } },
+                next: { type: ['string', 'null'] },
+              },
             },
-          },
-          ...errorResponses(401, 422, 503),
+            { result: [rejectedRecord], next: null },
+            'A page of rejected requests, newest first; `next` is the cursor of the following page',
+          ),
+          ...errorResponses(401, 422),
         },
       },
     },
@@ -70,8 +79,11 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
       schema: {
         tags,
         summary: 'One rejected request with its failures and original payload',
-        params: idParam,
-        response: { 200: { $ref: 'Rejected#' }, ...errorResponses(401, 404, 503) },
+        params: exampleId(idParam, rejectedRecord.id),
+        response: {
+          200: recordResponse('Rejected#', 'The rejected request', rejectedRecord),
+          ...errorResponses(400, 401, notFound('Rejected request', rejectedRecord.id), 422),
+        },
       },
     },
     async (request) => {
@@ -89,28 +101,43 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
         summary: 'Run a rejected request through its endpoint again',
         description:
           'Answers as /track or /collect would. Once accepted, the record is removed; a request that fails again stays and the 406 lists the current failures.',
-        params: idParam,
+        params: exampleId(idParam, rejectedRecord.id),
         response: {
-          200: { anyOf: [trackResponse, collectResponse] },
-          ...errorResponses(401, 404, 406, 503),
+          200: {
+            anyOf: [trackResponse, collectResponse],
+            description: 'Accepted: the answer of /track or /collect; the record left the quarantine',
+            examples: [trackAnswer],
+          },
+          ...errorResponses(
+            400,
+            {
+              status: 401,
+              description:
+                'The management token is missing or wrong, or the event source of the request is now unknown or disabled',
+              example: { detail: 'Not authenticated' },
+            },
+            notFound('Rejected request', rejectedRecord.id),
+            {
+              status: 406,
+              description: 'Refused by validation again: the record stays, with these current reasons',
+              example: validationFailed,
+            },
+            413,
+            415,
+            422,
+            {
+              status: 429,
+              description: 'The event source of the request is over its rate limit',
+              example: { detail: 'Rate limit of 100 requests per second exceeded for source `demo`' },
+            },
+          ),
         },
       },
     },
     async (request) => {
       const found = await store.getRejected(request.params.id);
       if (!found) throw errors.notFound('Rejected request', request.params.id);
-      const { body, profile_less, event_type, ip = null } = found.request;
-      const answer =
-        found.endpoint === 'track'
-          ? await track(replayDeps, { payload: body as TrackPayload, profileLess: profile_less === true, ip })
-          : await collect(replayDeps, {
-              eventType: event_type ?? found.event_types[0] ?? '',
-              sourceId: found.source_id,
-              properties: body as JsonObject,
-              ip,
-            });
-      await store.deleteRejected(found.id);
-      return answer;
+      return replay(replayDeps, found);
     },
   );
 }

@@ -3,7 +3,8 @@ import { errors } from '../http/errors.js';
 import type { TrackPayload } from '../model/payloads.js';
 import { track } from '../domain/track/track.js';
 import { trackPayload } from '../model/payloads.js';
-import { errorResponses, trackResponse } from '../http/schemas/responses.js';
+import { errorResponses, sourceRefused, trackResponse } from '../http/schemas/responses.js';
+import { trackAnswer, trackRequest, withExample } from '../http/schemas/examples.js';
 import type { RouteOptions } from '../services.js';
 
 export default async function trackRoutes(app: FastifyInstance, { services }: RouteOptions) {
@@ -17,15 +18,22 @@ export default async function trackRoutes(app: FastifyInstance, { services }: Ro
         tags: ['tracking'],
         summary: 'Register events of a tracker payload',
         description:
-          'Checks the source, resolves the session and profile, stores the events and answers once they are committed.',
+          'Checks the source, resolves the session and profile, stores the events and answers once they are committed. The example names the event source `demo`: create it first (the example of POST /event-source does).',
         querystring: {
           type: 'object',
           properties: {
             profile_less: { type: 'boolean', default: false, description: 'no profile is loaded or created' },
           },
         },
-        body: trackPayload,
-        response: { 200: trackResponse, ...errorResponses(400, 401, 406, 413, 422, 503) },
+        body: withExample(trackPayload, trackRequest),
+        response: {
+          200: withExample(
+            trackResponse,
+            trackAnswer,
+            'The request is processed and what it stored is committed',
+          ),
+          ...errorResponses(400, sourceRefused, 406, 413, 415, 422, 429),
+        },
       },
       preValidation: async (request) => {
         const events = (request.body as { events?: unknown } | undefined)?.events;

@@ -76,6 +76,13 @@ export interface Store {
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]>;
   /** Deletes a profile, the sessions bound to it and their events; null when the profile is unknown. */
   eraseProfile(id: string): Promise<ErasedCounts | null>;
+  /**
+   * Retention: deletes some of the oldest events inserted before `before`, about `maxEvents` of
+   * them (a store may go over when events are kept together, never by more than one request's), in
+   * one short transaction. Answers how many were deleted: 0 when none is left. Safe to call from
+   * several processes at once.
+   */
+  deleteEventsBefore(before: string, maxEvents: number): Promise<number>;
 
   /** Validation schemas by exact event type; the stored record keeps its `json_schema` key order. */
   putEventType(record: EventTypeRecord): Promise<void>;
@@ -83,7 +90,10 @@ export interface Store {
   listEventTypes(): Promise<EventTypeRecord[]>;
   deleteEventType(eventType: string): Promise<boolean>;
 
-  /** The rejected-request quarantine, newest first by (time, id). Answers the bytes the record takes. */
+  /**
+   * The rejected-request quarantine, newest first by (time, id). `putRejected` replaces a record of
+   * the same id, and answers the bytes the record takes.
+   */
   putRejected(record: RejectedRecord): Promise<number>;
   getRejected(id: string): Promise<RejectedRecord | null>;
   listRejected(filter: RejectedFilter, limit: number, after: EventPosition | null): Promise<RejectedRecord[]>;
@@ -175,6 +185,14 @@ export class StoreError extends Error {}
 export class StoreUnavailableError extends StoreError {}
 /** Too many write sets are waiting for a commit. */
 export class WriteQueueFullError extends StoreError {}
+/** The embedded store's data folder is used by another process (docs/api.md#one-process-per-data-folder). */
+export class DataDirInUseError extends StoreError {
+  constructor(readonly dataDir: string) {
+    super(
+      `another process is using the data folder ${dataDir}: stop it first (one process per TRACK_DATA_DIR)`,
+    );
+  }
+}
 /** The database lacks schema migrations and the store was told not to apply them. */
 export class MigrationsMissingError extends StoreError {
   constructor(readonly pending: number[]) {

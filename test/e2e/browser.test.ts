@@ -531,3 +531,205 @@ describe('web console', () => {
     );
   });
 });
+
+describe('console and demo page details', () => {
+  let admin: BrowserContext;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    running = await listen();
+    await running.service.createSource({ id: 'web' });
+    admin = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await admin.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${running.base}/console/`);
+    await page.fill('#token', TOKEN);
+    await page.click('#signin-submit');
+    await page.waitForSelector('main[data-view="events"]');
+  });
+
+  after(async () => {
+    await admin?.close();
+    await running?.service.close();
+  });
+
+  const track = async (body: Json) => {
+    const res = await running.service.post('/track', body);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as Json;
+  };
+  const view = async (hash: string, name: string) => {
+    await page.goto(`${running.base}/console/#/${hash}`);
+    await page.reload();
+    await page.waitForSelector(`main[data-view="${name}"]`);
+  };
+
+  test('profiles made close in time show distinct short ids in the live events', async () => {
+    const a = await track({
+      source: { id: 'web' },
+      session: { id: 'short-a' },
+      events: [{ type: 'short-id' }],
+    });
+    const b = await track({
+      source: { id: 'web' },
+      session: { id: 'short-b' },
+      events: [{ type: 'short-id' }],
+    });
+    const ids = [a.profile.id as string, b.profile.id as string];
+    assert.equal(ids[0]!.slice(0, 8), ids[1]!.slice(0, 8), 'time-ordered ids share their start');
+    await view('events', 'events');
+    const links = page.locator('#live-events tr[data-type="short-id"] td:nth-child(4) a');
+    await links.nth(1).waitFor();
+    const shown = await links.allTextContents();
+    assert.equal(shown.length, 2);
+    assert.notEqual(shown[0], shown[1], `shown: ${shown.join(' and ')}`);
+    for (const [i, text] of shown.entries()) {
+      const id = await links.nth(i).getAttribute('title');
+      assert.ok(id && text.endsWith(id.slice(-8).replace(/^…/, '')), `${text} for ${id}`);
+    }
+  });
+
+  test("a session's last activity is its latest request, even one that changed nothing of it", async () => {
+    const context = { page: { url: 'https://shop.example/' } };
+    const first = await track({
+      source: { id: 'web' },
+      session: { id: 'activity' },
+      context,
+      events: [{ type: 'view' }],
+    });
+    await sleep(1100); // the console shows times to the second
+    await track({ source: { id: 'web' }, session: { id: 'activity' }, context, events: [{ type: 'view' }] });
+    const session = await read(running, '/session/activity');
+    assert.notEqual(session.metadata.time.update, session.metadata.time.insert);
+    await view(`profile/${first.profile.id}`, 'profile');
+    const cells = page.locator('#profile-sessions tr[data-id="activity"] td');
+    await cells.first().waitFor();
+    const expected = await page.evaluate(
+      ([insert, update]) => [new Date(insert!).toLocaleString(), new Date(update!).toLocaleString()],
+      [session.metadata.time.insert as string, session.metadata.time.update as string],
+    );
+    assert.deepEqual([await cells.nth(1).textContent(), await cells.nth(2).textContent()], expected);
+    assert.notEqual(expected[0], expected[1]);
+  });
+
+  test('a replay refused again shows its new reasons, and still does after a reload', async () => {
+    const schema = (rule: Json) =>
+      running.service.manage('POST', '/event/management', {
+        event_type: 'order',
+        validation: { enabled: true, json_schema: { 'event@properties': rule } },
+      });
+    assert.equal(
+      (await schema({ type: 'object', properties: { price: { type: 'number' } } })).statusCode,
+      200,
+    );
+    const refused = await running.service.post('/track', {
+      source: { id: 'web' },
+      session: { id: 'replayed' },
+      events: [{ type: 'order', properties: { price: 'ten' } }],
+    });
+    assert.equal(refused.statusCode, 406);
+    await view('rejected', 'rejected');
+    const reasons = page.locator('#rejected tr[data-id] .reasons');
+    await reasons.first().waitFor();
+    assert.match(String(await reasons.first().textContent()), /\/price must be number/);
+
+    // The schema changes; the replay is refused for another reason.
+    assert.equal((await schema({ type: 'object', required: ['currency'] })).statusCode, 200);
+    await page.click('#rejected button.replay');
+    await page.waitForSelector('#flash.error:text("Still refused")');
+    await page.waitForSelector('#rejected .reasons:has-text("currency")');
+    assert.doesNotMatch(String(await reasons.first().textContent()), /price/);
+    await page.reload();
+    await page.waitForSelector('#rejected .reasons:has-text("currency")');
+    assert.doesNotMatch(String(await reasons.first().textContent()), /price/);
+    const [stored] = (await read(running, '/event/rejected')).result as Json[];
+    assert.match(stored!.errors[0].reason, /currency/);
+  });
+
+  test('"New schema" starts from an event type that has none, and never replaces one without asking', async () => {
+    await view('schemas', 'schemas');
+    await page.waitForSelector('#schemas tr[data-type="order"]');
+    await page.click('#schema-new');
+    const started = JSON.parse(await page.inputValue('#schema-json')) as Json;
+    const existing = ((await read(running, '/event/management')).result as Json[]).map((r) => r.event_type);
+    assert.ok(!existing.includes(started.event_type), `${started.event_type} is new`);
+
+    // The same record under an existing type: a question first; "no" keeps the stored schema.
+    const before = await read(running, '/event/management/order');
+    await page.fill('#schema-json', JSON.stringify({ ...started, event_type: 'order' }, null, 2));
+    await page.waitForSelector('#schema-errors li.ok');
+    const dialogs: string[] = [];
+    page.once('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.click('#schema-save');
+    await page.waitForSelector('#flash.error:text("Not saved")');
+    assert.match(dialogs[0] ?? '', /order already has a schema/);
+    assert.deepEqual(await read(running, '/event/management/order'), before);
+
+    // "Yes" replaces it.
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.click('#schema-save');
+    await page.waitForSelector('#flash.ok:text("saved")');
+    assert.equal((await read(running, '/event/management/order')).description, started.description);
+  });
+
+  test('at 420 px wide the navigation stays inside the header and the page does not scroll sideways', async () => {
+    const narrow = await browser.newContext({ viewport: { width: 420, height: 800 } });
+    try {
+      const phone = await narrow.newPage();
+      await phone.goto(`${running.base}/console/`);
+      await phone.fill('#token', TOKEN);
+      await phone.click('#signin-submit');
+      for (const route of ['events', 'sources', 'schemas', 'rejected', 'profile']) {
+        await phone.goto(`${running.base}/console/#/${route}`);
+        await phone.waitForSelector(`main[data-view="${route}"]`);
+        const header = (await phone.locator('header').boundingBox())!;
+        for (const link of await phone.locator('nav a').all()) {
+          const box = (await link.boundingBox())!;
+          const name = await link.textContent();
+          assert.ok(box.x >= 0 && box.x + box.width <= 420, `${route}: ${name} is off the screen`);
+          assert.ok(
+            box.y >= header.y && box.y + box.height <= header.y + header.height,
+            `${route}: ${name} is off the header`,
+          );
+        }
+        const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= 420, `${route}: the page is ${width} px wide`);
+      }
+      await phone.screenshot({ path: artifact('console-420px.png') });
+    } finally {
+      await narrow.close();
+    }
+  });
+
+  test('the demo page lists what the service answered: refused on 401, sent on 200', async () => {
+    const visitor = await browser.newContext();
+    try {
+      const demo = await visitor.newPage();
+      await demo.goto(`${running.base}/demo?source=no-such-source`);
+      await demo.waitForSelector('#log li');
+      await demo.click('#click');
+      await demo.locator('#log li').nth(1).waitFor();
+      const refused = await demo.locator('#log li').allTextContents();
+      assert.ok(
+        refused.every((line) => /refused \(401: Invalid event source `no-such-source`\)/.test(line)),
+        refused.join('\n'),
+      );
+      assert.ok(!refused.some((line) => /: sent$/.test(line)));
+
+      await demo.goto(`${running.base}/demo?source=web`);
+      await demo.waitForSelector('#log li');
+      assert.match(String(await demo.locator('#log li').first().textContent()), /page-view: sent$/);
+      await demo.screenshot({ path: artifact('demo-refused-and-sent.png') });
+    } finally {
+      await visitor.close();
+    }
+  });
+
+  test('no page error in the console', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});

@@ -37,3 +37,14 @@ test('gzip and deflate bodies are decompressed; the limit applies to what they i
   const br = assertError(answerOf(await send(json, 'br')), 415, 'brotli');
   assert.match(br.detail, /Content-Encoding `br` is not supported/);
 });
+
+test('a request without a body is not refused for its Content-Encoding header', async (t) => {
+  const service = await startService();
+  t.after(() => service.close());
+  const res = await service.app.inject({
+    method: 'GET',
+    url: '/health',
+    headers: { 'content-encoding': 'br' },
+  });
+  expectStatus(res, 200, 'GET /health with Content-Encoding: br');
+});

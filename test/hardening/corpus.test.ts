@@ -516,7 +516,9 @@ const queryCases: Case[] = [
 const PATH_TRICKS: [Method, string][] = [
   ['GET', '/event/..%2F..%2Fetc%2Fpasswd'],
   ['GET', '/event/..%2f..%2f..%2fetc%2fshadow'],
-  ['GET', '/event/%2e%2e'],
+  // (The test client resolves the dot segments: this is DELETE /, which no route answers; a GET
+  // would reach the public index of GET /.)
+  ['DELETE', '/event/%2e%2e'],
   ['GET', '/event/%00'],
   ['GET', '/event/a%00b'],
   ['GET', '/event/a%2Fb'],

@@ -42,34 +42,38 @@ function assertBounded(what: string, [before, half, after]: number[]): void {
   );
 }
 
-test('200k unknown source ids and 200k unknown event types leave the heap bounded', async (t) => {
-  const service = await startService();
-  t.after(() => service.close());
-  await service.createSource();
-  const post = (body: Json) => service.post('/track', body);
-  const visit = (source: string, events: Json[], session = 's') =>
-    post({ source: { id: source }, session: { id: session }, events });
+test(
+  '200k unknown source ids and 200k unknown event types leave the heap bounded',
+  { timeout: 300_000 },
+  async (t) => {
+    const service = await startService();
+    t.after(() => service.close());
+    await service.createSource();
+    const post = (body: Json) => service.post('/track', body);
+    const visit = (source: string, events: Json[], session = 's') =>
+      post({ source: { id: source }, session: { id: session }, events });
 
-  // Warm-up: the routes, the validator and the store's statements exist before the baseline.
-  for (let i = 0; i < 200; i++) await visit(`warm-${i}`, [{ type: 't' }]);
+    // Warm-up: the routes, the validator and the store's statements exist before the baseline.
+    for (let i = 0; i < 200; i++) await visit(`warm-${i}`, [{ type: 't' }]);
 
-  const sources = await flood(200, async (n) => {
-    const answers = await Promise.all(
-      Array.from({ length: 1000 }, (_, i) => visit(`unknown-${n}-${i}`, [{ type: 't' }])),
-    );
-    for (const res of answers) assert.equal(res.statusCode, 401);
-  });
-  const types = await flood(200, async (n) => {
-    const events = Array.from({ length: 1000 }, (_, i) => ({
-      type: `type-${n}-${i}`,
-      options: { save: false },
-    }));
-    const res = await visit('src-1', events, `s-${n}`);
-    assert.equal(res.statusCode, 200, res.body);
-  });
+    const sources = await flood(200, async (n) => {
+      const answers = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => visit(`unknown-${n}-${i}`, [{ type: 't' }])),
+      );
+      for (const res of answers) assert.equal(res.statusCode, 401);
+    });
+    const types = await flood(200, async (n) => {
+      const events = Array.from({ length: 1000 }, (_, i) => ({
+        type: `type-${n}-${i}`,
+        options: { save: false },
+      }));
+      const res = await visit('src-1', events, `s-${n}`);
+      assert.equal(res.statusCode, 200, res.body);
+    });
 
-  const show = (marks: number[]) => marks.map((mb) => mb.toFixed(1)).join(' → ');
-  t.diagnostic(`heap MB, unknown sources: ${show(sources)}; unknown event types: ${show(types)}`);
-  assertBounded('200k unknown source ids', sources);
-  assertBounded('200k unknown event types', types);
-});
+    const show = (marks: number[]) => marks.map((mb) => mb.toFixed(1)).join(' → ');
+    t.diagnostic(`heap MB, unknown sources: ${show(sources)}; unknown event types: ${show(types)}`);
+    assertBounded('200k unknown source ids', sources);
+    assertBounded('200k unknown event types', types);
+  },
+);

@@ -28,7 +28,7 @@ const TOKEN_ROUTES: [Method, string, unknown?][] = [
   ['DELETE', '/profile/some-id'],
 ];
 
-const PUBLIC_PATHS = new Set(['/track', '/collect/{event_type}/{source_id}', '/health']);
+const PUBLIC_PATHS = new Set(['/', '/track', '/collect/{event_type}/{source_id}', '/health']);
 
 describe('management API authentication', () => {
   let service: Service;

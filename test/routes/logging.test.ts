@@ -109,3 +109,52 @@ test('a client X-Request-Id is used only when short and printable', async (t) =>
     assert.match(id, /^[0-9a-f-]{36}$/, 'a generated id replaces one that is too long or not printable');
   }
 });
+
+test('TRACK_ACCESS_LOG: one line per request, when it completes; log times are ISO 8601 in UTC', async (t) => {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const dataDir = tempDir();
+  const app = await buildApp({
+    config: { ...defaultConfig({ dataDir, accessLog: true }), apiToken: TOKEN },
+    logger: { level: 'info', stream },
+  });
+  t.after(async () => {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  await app.inject({ method: 'POST', url: '/event-source', headers: AUTH, payload: { id: 'src-1' } });
+  const requests = [
+    { id: 'a-ok', url: '/track', body: payload(), status: 200 },
+    { id: 'a-refused', url: '/track', body: payload({ source: { id: 'nope' } }), status: 401 },
+    { id: 'a-health', url: '/health', body: undefined, status: 200 },
+    { id: 'a-missing', url: '/nowhere', body: undefined, status: 404 },
+  ];
+  for (const r of requests) {
+    const res = await app.inject({
+      method: r.body === undefined ? 'GET' : 'POST',
+      url: r.url,
+      headers: { 'x-request-id': r.id },
+      payload: r.body,
+    });
+    assert.equal(res.statusCode, r.status);
+  }
+  for (const r of requests) {
+    const access = lines.filter((l) => l.reqId === r.id && l.msg !== 'request rejected');
+    assert.equal(access.length, 1, `one access line for ${r.id}: ${JSON.stringify(access)}`);
+    const [line] = access as [Record<string, any>]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    assert.equal(line.msg, 'request completed');
+    assert.equal(line.req.url, r.url);
+    assert.equal(line.req.method, r.body === undefined ? 'GET' : 'POST');
+    assert.equal(line.res.statusCode, r.status);
+    assert.equal(typeof line.responseTime, 'number');
+  }
+  assert.equal(lines.filter((l) => l.msg === 'incoming request').length, 0);
+  for (const line of lines) {
+    assert.match(String(line.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  }
+});

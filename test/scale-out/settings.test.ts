@@ -39,7 +39,7 @@ test('TRACK_PG_MIGRATE=no: refuses to start on a database without the migrations
   )) as [{ present: boolean }];
   assert.equal(present, false);
 
-  const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/migrate.ts'], {
+  const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts', 'migrate'], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: url },
     encoding: 'utf8',

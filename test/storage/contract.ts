@@ -773,6 +773,109 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r5', 'r4']);
     });
 
+    test('rejected: a record put again under its id replaces it', async (t) => {
+      const { store } = await open(t);
+      const first = rejected('r1', at(1000));
+      await store.putRejected(first);
+      const again = {
+        ...first,
+        detail: 'validation failed with error: event@properties: /price must be number',
+        errors: [{ event: 0, type: 'purchase', target: 'event@properties', reason: '/price must be number' }],
+      };
+      await store.putRejected(again);
+      assert.deepEqual(await store.getRejected('r1'), again);
+      assert.deepEqual(await ids(store.listRejected({}, 50, null)), ['r1']);
+    });
+
+    test('touch: the latest request of a session not rewritten is read as its metadata.time.update', async (t) => {
+      const { store } = await open(t);
+      const first = session('s1', null, at(0));
+      ok(await store.commit({ session: { record: first, expectVersion: null }, events: [] }));
+      const on = (id: string, ms: number) => event(id, { session: { id: 's1' } }, at(ms));
+      ok(await store.commit({ touch: { id: 's1', at: at(5000) }, events: [on('e1', 5000)] }));
+      let read = await store.getSession('s1');
+      assert.equal(read?.record.metadata.time.update, at(5000));
+      assert.equal(read?.record.metadata.time.insert, at(0));
+      assert.equal(read?.version, 1, 'a touch is not a new version');
+      assert.deepEqual({ ...read!.record, metadata: first.metadata }, first, 'nothing else changes');
+
+      // An earlier request committed later does not move it back; a touch alone is a write set.
+      ok(await store.commit({ touch: { id: 's1', at: at(3000) }, events: [on('e0', 3000)] }));
+      ok(await store.commit({ touch: { id: 's1', at: at(7000) }, events: [] }));
+      read = await store.getSession('s1');
+      assert.equal(read?.record.metadata.time.update, at(7000));
+
+      // The events of touching requests belong to the session like any other.
+      assert.deepEqual(await ids(store.listEvents({ sessionId: 's1' }, 50, null)), ['e1', 'e0']);
+
+      // A rewrite of the record at its version still works, and its own time counts when later.
+      const rewritten = { ...session('s1', null, at(0)), properties: { a: 1 } };
+      rewritten.metadata.time.update = at(9000);
+      ok(await store.commit({ session: { record: rewritten, expectVersion: 1 }, events: [] }));
+      read = await store.getSession('s1');
+      assert.deepEqual(read, { record: rewritten, version: 2 });
+      ok(await store.commit({ touch: { id: 's1', at: at(12000) }, events: [on('e2', 12000)] }));
+      assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(12000));
+
+      // Several touches of one session in one batch, and a touch of a session that is not stored.
+      const batch = [15000, 14000, 16000].map((ms, i) =>
+        store.commit({ touch: { id: 's1', at: at(ms) }, events: [on(`b${i}`, ms)] }),
+      );
+      batch.push(store.commit({ touch: { id: 'gone', at: at(20000) }, events: [event('g')] }));
+      for (const result of await Promise.all(batch)) ok(result);
+      assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(16000));
+      assert.equal(await store.getSession('gone'), null);
+      assert.notEqual(await store.getEvent('g'), null);
+    });
+
+    test('deleteEventsBefore: the oldest events in small batches, until none is left before the time', async (t) => {
+      const { store } = await open(t);
+      // 12 requests of 1 to 3 events at times 0 s … 11 s, on sessions, types and profiles.
+      const all: EventRecord[] = [];
+      for (let r = 0; r < 12; r++) {
+        const events = Array.from({ length: (r % 3) + 1 }, (_, k) =>
+          event(`r${r}-${k}`, { type: k === 0 ? 'view' : 'buy', session: { id: `s${r % 2}` } }, at(r * 1000)),
+        );
+        all.push(...events);
+        ok(await store.commit({ events }));
+      }
+      const olderThan = (ms: number) => all.filter((e) => e.metadata.time.insert < at(ms)).length;
+      let deleted = 0;
+      for (let round = 0; round < 100; round++) {
+        const n = await store.deleteEventsBefore(at(6000), 2);
+        assert.ok(n <= 3, `a batch of about 2 deleted ${n}: never more than one request's events over`);
+        if (n === 0) break;
+        deleted += n;
+      }
+      assert.equal(deleted, olderThan(6000));
+      const left = (await store.listEvents({}, 100, null)).map((e) => e.id);
+      assert.deepEqual(
+        left.sort(),
+        all
+          .filter((e) => e.metadata.time.insert >= at(6000))
+          .map((e) => e.id)
+          .sort(),
+      );
+      assert.equal(await store.getEvent('r0-0'), null);
+      assert.notEqual(await store.getEvent('r6-0'), null);
+      for (const filter of [
+        { type: 'buy' },
+        { sessionId: 's0' },
+        { sessionId: 's1' },
+        { sourceId: 'src-1' },
+      ]) {
+        const listed = await store.listEvents(filter, 100, null);
+        assert.ok(
+          listed.every((e) => e.metadata.time.insert >= at(6000)),
+          JSON.stringify(filter),
+        );
+      }
+      assert.equal(await store.deleteEventsBefore(at(6000), 1000), 0);
+      assert.equal((await store.deleteEventsBefore(at(100_000), 1000)) > 0, true);
+      while ((await store.deleteEventsBefore(at(100_000), 1000)) > 0);
+      assert.deepEqual(await store.listEvents({}, 100, null), []);
+    });
+
     test('close commits what is queued before releasing the database', async (t) => {
       const { store, again } = await open(t);
       const pending = Array.from({ length: 30 }, (_, i) =>

@@ -43,9 +43,15 @@ export async function freePort(): Promise<number> {
   }
 }
 
-/** Spawns `src/server.ts` with the environment given (on top of the test's own; LOG_LEVEL warn by default). */
-export function spawnServer(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+/**
+ * Spawns `src/server.ts` with the environment given (on top of the test's own; LOG_LEVEL warn by
+ * default) and its arguments (a command such as `migrate`; none to serve).
+ */
+export function spawnServer(
+  env: Record<string, string>,
+  args: string[] = [],
+): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

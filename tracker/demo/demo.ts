@@ -1,4 +1,5 @@
-// The demo page's buttons: each sends the event named by its data attributes through the tracker.
+// The demo page's buttons: each sends the event named by its data attributes through the tracker;
+// the list shows what the service answered to each request (the tracker's `tracker:sent` events).
 interface DemoTracker {
   track(type: string, properties?: Record<string, unknown>): void;
 }
@@ -20,11 +21,29 @@ for (const button of Array.from(document.querySelectorAll<HTMLButtonElement>('bu
     const tracker = (window as Window & { tracker?: DemoTracker }).tracker;
     if (!tracker) return;
     tracker.track(type, properties);
-    const item = document.createElement('li');
-    item.textContent = `${new Date().toLocaleTimeString()} ${type} ${JSON.stringify(properties)}`;
-    log?.prepend(item);
   });
 }
+
+interface Sent {
+  status: number;
+  types: string[];
+  detail?: unknown;
+}
+
+/** One line per request, once answered: stored, refused (with the service's reason) or not sent. */
+addEventListener('tracker:sent', (event) => {
+  const { status, types, detail } = (event as CustomEvent<Sent>).detail;
+  const outcome =
+    status >= 200 && status < 300
+      ? 'sent'
+      : status === 0
+        ? 'not sent: the service cannot be reached'
+        : `refused (${status}${typeof detail === 'string' ? `: ${detail}` : ''})`;
+  const item = document.createElement('li');
+  item.className = status >= 200 && status < 300 ? 'ok' : 'refused';
+  item.textContent = `${new Date().toLocaleTimeString()} ${types.join(', ')}: ${outcome}`;
+  log?.prepend(item);
+});
 
 setInterval(showIds, 1000);
 showIds();

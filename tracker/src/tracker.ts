@@ -12,6 +12,8 @@
  * - A request is retried (with back-off) only on a network error or a 503; never on a 4xx.
  * - `data-dnt="respect"` turns the tracker off for visitors whose browser sends Do Not Track.
  * - `data-page-view="off"` stops the automatic `page-view` event of each page load.
+ * - Once a request has its final answer, a `tracker:sent` event is dispatched on `window` with
+ *   `detail: {status, types, detail}` (status 0: no answer; `detail`: the service's reason on an error).
  *
  * Calls made before the script has loaded can be queued with a one-line stub:
  *   <script>window.tracker = window.tracker || { q: [], track: function () { this.q.push(arguments); } };</script>
@@ -135,11 +137,13 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
   async function send(): Promise<void> {
     timer = undefined;
     if (sending || queue.length === 0) return;
+    const types = queue.map((e) => e.type);
     const payload = body(queue);
     queue = [];
     sending = true;
     for (let attempt = 0; ; attempt++) {
       let status: number; // 0: network error
+      let detail: unknown;
       try {
         const response = await fetch(endpoint, {
           method: 'POST',
@@ -147,11 +151,16 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
           keepalive: payload.length < KEEPALIVE_MAX,
         });
         status = response.status;
-        if (response.ok) remember(await response.json().catch(() => null));
+        const answer = (await response.json().catch(() => null)) as { detail?: unknown } | null;
+        if (response.ok) remember(answer);
+        else detail = answer?.detail;
       } catch {
         status = 0;
       }
-      if ((status !== 0 && status !== 503) || attempt >= RETRIES) break;
+      if ((status !== 0 && status !== 503) || attempt >= RETRIES) {
+        dispatchEvent(new CustomEvent('tracker:sent', { detail: { status, types, detail } }));
+        break;
+      }
       retrying = payload;
       await wait(RETRY_BASE_MS * 2 ** attempt);
       if (retrying === null) break; // the page went away and the beacon took it

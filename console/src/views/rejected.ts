@@ -25,11 +25,11 @@ export const rejectedView: View = (root, { flash }) => {
   });
   const status = h('span', { className: 'muted', id: 'rejected-status' });
   const open = new Set<string>();
-  /** Failures of a replay that was refused again, shown until the record changes. */
-  const stillFailing = new Map<string, ValidationFailure[]>();
+  /** Records whose replay was refused again in this page (their stored reasons are the new ones). */
+  const stillFailing = new Set<string>();
 
   function row(record: RejectedRecord): HTMLTableRowElement[] {
-    const failures = stillFailing.get(record.id) ?? record.errors;
+    const failures = record.errors;
     const details = h(
       'tr',
       { className: 'details', hidden: !open.has(record.id) },
@@ -48,8 +48,8 @@ export const rejectedView: View = (root, { flash }) => {
             flash(`Replayed: the request was accepted and its events stored.`);
           } catch (error) {
             if (error instanceof ApiError && error.status === 406) {
-              const errors = (error.body as { errors?: ValidationFailure[] } | null)?.errors ?? [];
-              stillFailing.set(record.id, errors);
+              // The service keeps the record with the reasons of this replay: the list shows them.
+              stillFailing.add(record.id);
               flash(`Still refused: ${error.message}`, 'error');
             } else flash(`Replay failed: ${errorText(error)}`, 'error');
           }

@@ -3,10 +3,11 @@ import { clear, h } from '../dom.js';
 import { checkSchemaRecord } from './schema-check.js';
 import { errorText, type View } from './view.js';
 
+/** The record a new schema starts from; its event type is renamed when one of that name exists. */
 const TEMPLATE: EventTypeRecord = {
-  event_type: 'purchase',
-  name: 'Purchase',
-  description: 'Purchases must carry a numeric price.',
+  event_type: 'new-event-type',
+  name: 'New event type',
+  description: 'Events of this type must carry a numeric price.',
   tags: [],
   validation: {
     enabled: true,
@@ -33,6 +34,15 @@ export const schemasView: View = (root, { flash }) => {
   const problems = h('ul', { id: 'schema-errors', className: 'problems' });
   const save = h('button', { type: 'submit', id: 'schema-save' }, 'Save');
   let editing: string | null = null;
+  /** The event types that have a schema, as last listed. */
+  let known = new Set<string>();
+
+  /** The template, under an event type that has no schema yet. */
+  function template(): EventTypeRecord {
+    let eventType = TEMPLATE.event_type;
+    for (let n = 2; known.has(eventType); n++) eventType = `${TEMPLATE.event_type}-${n}`;
+    return { ...TEMPLATE, event_type: eventType };
+  }
 
   function check(): void {
     const { errors } = checkSchemaRecord(textarea.value);
@@ -46,7 +56,7 @@ export const schemasView: View = (root, { flash }) => {
   function edit(record: EventTypeRecord | null): void {
     editing = record?.event_type ?? null;
     editorTitle.textContent = record ? `Edit ${record.event_type}` : 'New schema';
-    textarea.value = JSON.stringify(record ?? TEMPLATE, null, 2);
+    textarea.value = JSON.stringify(record ?? template(), null, 2);
     check();
     textarea.focus();
   }
@@ -69,6 +79,7 @@ export const schemasView: View = (root, { flash }) => {
   async function load(): Promise<void> {
     try {
       const list = await api.get<ListOf<EventTypeRecord>>('/event/management');
+      known = new Set(list.result.map((r) => r.event_type));
       clear(rows);
       if (list.result.length === 0) {
         rows.append(h('tr', {}, h('td', { colSpan: 4, className: 'muted' }, 'No validation schemas yet.')));
@@ -145,6 +156,14 @@ export const schemasView: View = (root, { flash }) => {
         event.preventDefault();
         const { errors, value } = checkSchemaRecord(textarea.value);
         if (errors.length > 0 || !value) return check();
+        const eventType = String(value.event_type);
+        // Saving replaces the schema of that type: never without asking, unless it is the one edited.
+        if (eventType !== editing && known.has(eventType)) {
+          if (!confirm(`The event type ${eventType} already has a schema. Replace it with this one?`)) {
+            flash(`Not saved: ${eventType} keeps its schema.`, 'error');
+            return;
+          }
+        }
         const saved = await put(value, `Schema of ${String(value.event_type)} saved.`);
         if (saved) {
           editing = String(value.event_type);
@@ -197,6 +216,6 @@ export const schemasView: View = (root, { flash }) => {
       h('section', { className: 'card' }, h('div', { className: 'card-head' }, editorTitle), form),
     ),
   );
-  edit(null);
-  void load();
+  // The template's event type is chosen once the existing ones are known.
+  void load().then(() => edit(null));
 };

@@ -92,10 +92,12 @@ async function attemptOnce(
 
   const writeSet: WriteSet = {
     session: options.saveSession ? identity.sessionWrite : undefined,
+    touch: options.saveSession ? identity.sessionTouch : undefined,
     profile: identity.profileWrite,
     events: events.saved,
   };
-  if (source.transitional || (!writeSet.session && !writeSet.profile && writeSet.events.length === 0)) {
+  const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
+  if (source.transitional || nothing) {
     trace.log('info', 'store', 'nothing to store');
     return { identity, profile: identity.profile, sessionSaved: false, profileSaved: false, events: [] };
   }

@@ -75,6 +75,12 @@ export const migrations: string[] = [
   ALTER TABLE rejected ADD COLUMN size integer NOT NULL DEFAULT 0;
   UPDATE rejected SET size = octet_length(coalesce(doc::text, raw::text));
   `,
+  // The time of a session's latest request, when later than its record's `metadata.time.update`: a
+  // request that changes nothing else of the session writes this column only (merged into the record
+  // when read), not the whole document.
+  `
+  ALTER TABLE sessions ADD COLUMN update_time timestamptz;
+  `,
 ];
 
 // Destinations (docs/api.md#destinations). Delivery follows events in the order (xid, seq): the

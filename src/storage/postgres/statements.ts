@@ -41,7 +41,21 @@ export const SQL = {
     name: 'delete-source',
     text: announcing('source', 'DELETE FROM sources WHERE id = $1', 'id'),
   },
-  getSession: { name: 'get-session', text: 'SELECT doc, raw, version FROM sessions WHERE id = $1' },
+  getSession: {
+    name: 'get-session',
+    text: 'SELECT doc, raw, version, update_time FROM sessions WHERE id = $1',
+  },
+  // The sessions a batch uses without rewriting them, locked in id order (as profiles are, so that
+  // batches of several processes cannot deadlock on them), then given the time of their latest request.
+  lockTouchedSessions: {
+    name: 'lock-touched-sessions',
+    text: 'SELECT id FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+  },
+  touchSessions: {
+    name: 'touch-sessions',
+    text: `UPDATE sessions s SET update_time = t.at FROM unnest($1::text[], $2::timestamptz[]) AS t(id, at)
+      WHERE s.id = t.id AND (s.update_time IS NULL OR s.update_time < t.at)`,
+  },
   getProfile: { name: 'get-profile', text: 'SELECT doc, raw FROM profiles WHERE id = $1' },
   lockProfiles: {
     name: 'lock-profiles',
@@ -72,7 +86,15 @@ export const SQL = {
   },
   putRejected: {
     name: 'put-rejected',
-    text: 'INSERT INTO rejected (id, time, source_id, event_types, doc, raw, size) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    text: `INSERT INTO rejected (id, time, source_id, event_types, doc, raw, size) VALUES ($1, $2, $3, $4, $5, $6, $7)
+      ON CONFLICT (id) DO UPDATE SET time = excluded.time, source_id = excluded.source_id,
+        event_types = excluded.event_types, doc = excluded.doc, raw = excluded.raw, size = excluded.size`,
+  },
+  // Retention: the oldest events, skipping rows another process is deleting at the same moment.
+  deleteEventsBefore: {
+    name: 'delete-events-before',
+    text: `DELETE FROM events WHERE id IN (
+      SELECT id FROM events WHERE insert_time < $1 ORDER BY insert_time LIMIT $2 FOR UPDATE SKIP LOCKED)`,
   },
   getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
   deleteRejected: { name: 'delete-rejected', text: 'DELETE FROM rejected WHERE id = $1' },

@@ -6,9 +6,11 @@ import type {
   EventTypeRecord,
   ProfileRecord,
   RejectedRecord,
+  SessionRecord,
   StoredSession,
   WriteSet,
 } from '../../model/records.js';
+import { withLatestRequest } from '../../model/sessions.js';
 import { GroupCommitter } from '../group-commit.js';
 import type {
   ErasedCounts,
@@ -187,8 +189,11 @@ export class PostgresStore implements Store {
   }
 
   async getSession(id: string): Promise<StoredSession | null> {
-    const row = (await this.query<DocRow & { version: number }>(SQL.getSession, [id])).rows[0];
-    return row ? { record: docOf(row)!, version: row.version } : null;
+    type Row = DocRow & { version: number; update_time: Date | null };
+    const row = (await this.query<Row>(SQL.getSession, [id])).rows[0];
+    if (!row) return null;
+    const record = withLatestRequest(docOf<SessionRecord>(row)!, row.update_time?.toISOString());
+    return { record, version: row.version };
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
@@ -209,6 +214,10 @@ export class PostgresStore implements Store {
     after: EventPosition | null,
   ): Promise<RejectedRecord[]> {
     return listRejected((text, values) => this.query<DocRow>(text, values), filter, limit, after);
+  }
+
+  async deleteEventsBefore(before: string, maxEvents: number): Promise<number> {
+    return (await this.query(SQL.deleteEventsBefore, [before, maxEvents])).rowCount ?? 0;
   }
 
   async eraseProfile(id: string): Promise<ErasedCounts | null> {

@@ -53,6 +53,7 @@ export class BatchWrites {
   private batchTransaction(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
     return this.transaction(async (client) => {
       const profiles = await this.lockVisitedProfiles(client, items);
+      await this.touchSessions(client, items);
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       let next = 0;
       while (next < items.length) next = await this.writeChunk(client, items, next, profiles, outcomes);
@@ -75,6 +76,25 @@ export class BatchWrites {
     });
     for (const row of rows) profiles.set(row.id, docOf<ProfileRecord>(row)!);
     return profiles;
+  }
+
+  /**
+   * Gives the sessions the batch uses without rewriting them the time of their latest request,
+   * after locking them in id order. Outside the write sets' savepoints: a write set that fails
+   * afterwards still leaves its session's time moved, which only says that a request came.
+   */
+  private async touchSessions(client: pg.PoolClient, items: WriteSet[]): Promise<void> {
+    const latest = new Map<string, string>();
+    for (const ws of items) {
+      if (!ws.touch) continue;
+      const known = latest.get(ws.touch.id);
+      if (known === undefined || known < ws.touch.at) latest.set(ws.touch.id, ws.touch.at);
+    }
+    if (latest.size === 0) return;
+    const ids = [...latest.keys()].map(storable);
+    const lock = client.query({ ...SQL.lockTouchedSessions, values: [ids] });
+    const touch = client.query({ ...SQL.touchSessions, values: [ids, [...latest.values()]] });
+    await Promise.all([lock, touch]);
   }
 
   /**

@@ -1,6 +1,11 @@
-/** The embedded store's connection to its file: the writer's settings and the schema migrations. */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import type Database from 'better-sqlite3';
+/**
+ * The embedded store's connection to its files: the writer's settings, the schema migrations, the
+ * private files of the data folder, its lock and the online backup.
+ */
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DataDirInUseError } from '../store.js';
 import { migrations } from './migrations.js';
 
 /** Log size past which the writer checkpoints itself (RESTART), when the checkpointer falls behind. */
@@ -43,5 +48,55 @@ export function preparePrivateFiles(dataDir: string, file: string): void {
   if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
   for (const path of [file, `${file}-wal`, `${file}-shm`]) {
     if (existsSync(path)) chmodSync(path, 0o600);
+  }
+}
+
+/**
+ * Keeps other processes off the data folder for as long as this one runs: an exclusive lock on the
+ * file `collector.lock`, taken through SQLite (a lock of the operating system, released when the
+ * process ends however it ends). Throws DataDirInUseError when another process holds it.
+ * Returns the function that releases it.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  const file = join(dataDir, 'collector.lock');
+  preparePrivateFiles(dataDir, file);
+  const db = new Database(file, { timeout: 0 });
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    // The first write takes the exclusive lock; in this mode it is kept until the connection closes.
+    db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder;');
+    db.prepare('INSERT INTO holder (pid) VALUES (?)').run(process.pid);
+  } catch (error) {
+    db.close();
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new DataDirInUseError(dataDir);
+    throw error;
+  }
+  return () => db.close();
+}
+
+/**
+ * Copies the database file `source` to `destination` while other processes write to it (SQLite's
+ * online backup, all pages in one step: a consistent copy of the last commit before the step),
+ * then checks the copy. The copy is written beside `destination` and renamed into place once whole.
+ */
+export async function backupFile(source: string, destination: string): Promise<{ pages: number }> {
+  const db = new Database(source, { readonly: true, fileMustExist: true, timeout: 5000 });
+  const partial = `${destination}.partial`;
+  try {
+    rmSync(partial, { force: true });
+    const progress = await db.backup(partial, { progress: () => 0x7fffffff });
+    const copy = new Database(partial, { readonly: true });
+    try {
+      const check = copy.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new Error(`the copy failed its check: ${String(check)}`);
+    } finally {
+      copy.close();
+    }
+    chmodSync(partial, 0o600); // as private as the store it copies
+    renameSync(partial, destination);
+    return { pages: progress.totalPages };
+  } finally {
+    db.close();
+    rmSync(partial, { force: true });
   }
 }

@@ -111,16 +111,25 @@ migrations.push(`
   UPDATE rejected SET size = length(CAST(doc AS BLOB));
 `);
 
+// The time of a session's latest request, when later than its record's `metadata.time.update`: a
+// request that changes nothing else of the session writes this column only (merged into the record
+// when read), not the whole document.
+migrations.push(`
+  ALTER TABLE sessions ADD COLUMN update_time TEXT;
+`);
+
 // Destinations (docs/api.md#destinations). A destination's delivery state is its row: the cursor
 // (the first position not delivered: a run and the index of an event in it), the batch in flight
 // (JSON) and the lease of the process delivering. Runs are numbered by the writer in commit order
 // and never reuse a number (writes.ts), so every run committed after a cursor lies after it:
-// `run_high` keeps the highest run ever deleted, which SQLite would otherwise give again.
+// `run_high` keeps the highest run deleted while it was the newest, which SQLite would otherwise
+// give again (deleting old runs, as retention does, costs the trigger one lookup).
 migrations.push(`
   CREATE TABLE run_high (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
   INSERT INTO run_high (id, value) VALUES (1, 0);
   CREATE TRIGGER event_runs_high AFTER DELETE ON event_runs
-    WHEN old.run > (SELECT value FROM run_high WHERE id = 1) BEGIN
+    WHEN old.run > coalesce((SELECT max(run) FROM event_runs), 0)
+      AND old.run > (SELECT value FROM run_high WHERE id = 1) BEGIN
     UPDATE run_high SET value = old.run WHERE id = 1;
   END;
   CREATE TABLE destinations (

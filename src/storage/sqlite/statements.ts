@@ -36,7 +36,13 @@ export function writeStatements(db: Database.Database) {
       )
       .pluck(),
     getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
-    getSession: db.prepare('SELECT doc, version FROM sessions WHERE id = ?').raw(),
+    getSession: db.prepare('SELECT doc, version, update_time FROM sessions WHERE id = ?').raw(),
+    // The latest request of a session whose record is not rewritten (answers its seq, for its runs).
+    touchSession: db
+      .prepare(
+        "UPDATE sessions SET update_time = max(coalesce(update_time, ''), ?) WHERE id = ? RETURNING seq",
+      )
+      .pluck(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
     sessionSeq: db.prepare('SELECT seq FROM sessions WHERE id = ?').pluck(),
@@ -76,9 +82,19 @@ export function writeStatements(db: Database.Database) {
     ),
     deleteEventType: db.prepare('DELETE FROM event_types WHERE event_type = ?'),
     putRejected: db.prepare(
-      'INSERT INTO rejected (id, time, source_id, event_types, doc, size) VALUES (?, ?, ?, ?, ?, ?)',
+      `INSERT INTO rejected (id, time, source_id, event_types, doc, size) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET time = excluded.time, source_id = excluded.source_id,
+         event_types = excluded.event_types, doc = excluded.doc, size = excluded.size`,
     ),
     deleteRejected: db.prepare('DELETE FROM rejected WHERE id = ?'),
+    // Retention: the oldest runs inserted before a time, then each deleted by its key (the triggers
+    // delete their ids and types).
+    oldRuns: db
+      .prepare(
+        'SELECT run, json_array_length(ids) FROM event_runs WHERE insert_time < ? ORDER BY insert_time LIMIT ?',
+      )
+      .raw(),
+    deleteRun: db.prepare('DELETE FROM event_runs WHERE run = ?'),
     pruneRejectedAge: db.prepare('DELETE FROM rejected WHERE time < ?'),
     pruneRejectedCount: db.prepare(
       'DELETE FROM rejected WHERE id IN (SELECT id FROM rejected ORDER BY time DESC, id DESC LIMIT -1 OFFSET ?)',

@@ -11,6 +11,7 @@ import type {
   StoredSession,
   WriteSet,
 } from '../../model/records.js';
+import { withLatestRequest } from '../../model/sessions.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type { ErasedCounts, EventFilter, EventPosition, RejectedFilter, Store } from '../store.js';
 import { StoreUnavailableError } from '../store.js';
@@ -161,7 +162,8 @@ export class SqliteStore implements Store {
 
   async getSession(id: string): Promise<StoredSession | null> {
     const row = await this.sessions.submit(id);
-    return row ? { record: JSON.parse(row[0]) as SessionRecord, version: row[1] } : null;
+    if (!row) return null;
+    return { record: withLatestRequest(JSON.parse(row[0]) as SessionRecord, row[2]), version: row[1] };
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
@@ -247,6 +249,10 @@ export class SqliteStore implements Store {
 
   deleteRejected(id: string): Promise<boolean> {
     return this.onWriter('deleteRejected', id);
+  }
+
+  deleteEventsBefore(before: string, maxEvents: number): Promise<number> {
+    return this.onWriter('deleteEventsBefore', before, maxEvents);
   }
 
   pruneRejected(before: string, keep: number, maxBytes: number): Promise<number> {

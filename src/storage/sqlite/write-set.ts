@@ -24,7 +24,15 @@ export type RunRow = [
   docs: string,
 ];
 
-export type WriteRow = [session: SessionRow | null, profile: ProfileRow | null, runs: RunRow[]];
+/** A session used by the request without being rewritten, and the time of that request. */
+export type TouchRow = [id: string, at: string];
+
+export type WriteRow = [
+  session: SessionRow | null,
+  profile: ProfileRow | null,
+  runs: RunRow[],
+  touch: TouchRow | null,
+];
 
 /** A write set's outcome: `visited` is the profile a visit left, as JSON text. */
 export type RowOutcome =
@@ -44,7 +52,8 @@ export function toRow(ws: WriteSet): WriteRow {
   } else if (ws.profile) {
     profile = ['visit', ws.profile.id, ws.profile.at];
   }
-  return [session, profile, runsOf(ws.events)];
+  const touch: TouchRow | null = ws.touch ? [ws.touch.id, ws.touch.at] : null;
+  return [session, profile, runsOf(ws.events), touch];
 }
 
 /** The events in runs: consecutive events with the same insert time, source, session and profile. */

@@ -12,6 +12,9 @@ import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
 import type { RowOutcome, WriteRow } from './write-set.js';
 
+/** A stored session as read: its document, version, and the time of its latest request (or null). */
+type SessionRow = [doc: string, version: number, updateTime: string | null];
+
 /** The write operations, by name: what the service's thread may ask the writer thread to do. */
 export function prepareWrites(db: Database.Database) {
   const s = writeStatements(db);
@@ -25,7 +28,7 @@ export function prepareWrites(db: Database.Database) {
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before
    * the first write, so a conflicting write set leaves no trace.
    */
-  const apply = ([session, profile, runs]: WriteRow): RowOutcome => {
+  const apply = ([session, profile, runs, touch]: WriteRow): RowOutcome => {
     let visited: ProfileRecord | null = null;
     if (profile?.[0] === 'visit') {
       const doc = s.getProfile.get(profile[1]) as string | undefined;
@@ -44,6 +47,10 @@ export function prepareWrites(db: Database.Database) {
       }
       if (seq === undefined) return { ok: false, conflict: 'session' };
       written = { id, seq };
+    }
+    if (touch) {
+      const seq = s.touchSession.get(touch[1], touch[0]) as number | undefined;
+      if (seq !== undefined) written = { id: touch[0], seq };
     }
     let visitedDoc: string | null = null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], profile[2]);
@@ -86,8 +93,8 @@ export function prepareWrites(db: Database.Database) {
      * One read transaction for all of them: outside one, each lookup would be a transaction of its
      * own, taking and releasing the file's and the log's read locks (system calls) every time.
      */
-    readSessions: db.transaction((ids: string[]): ([string, number] | null)[] =>
-      ids.map((id) => (s.getSession.get(id) as [string, number] | undefined) ?? null),
+    readSessions: db.transaction((ids: string[]): (SessionRow | null)[] =>
+      ids.map((id) => (s.getSession.get(id) as SessionRow | undefined) ?? null),
     ),
     readProfiles: db.transaction((ids: string[]): (string | null)[] =>
       ids.map((id) => (s.getProfile.get(id) as string | undefined) ?? null),
@@ -126,6 +133,19 @@ export function prepareWrites(db: Database.Database) {
     deleteRejected(id: string): boolean {
       return s.deleteRejected.run(id).changes > 0;
     },
+    /**
+     * Deletes the oldest runs inserted before `before`, about `maxEvents` events' worth (at least one
+     * run, however many events it holds), in one short transaction; answers how many events went.
+     */
+    deleteEventsBefore: db.transaction((before: string, maxEvents: number): number => {
+      let events = 0;
+      for (const [run, count] of s.oldRuns.all(before, maxEvents) as [number, number][]) {
+        if (events > 0 && events + count > maxEvents) break;
+        s.deleteRun.run(run);
+        events += count;
+      }
+      return events;
+    }).immediate,
     pruneRejected(before: string, keep: number, maxBytes: number): number {
       return (
         s.pruneRejectedAge.run(before).changes +

@@ -1,0 +1,41 @@
+import type { JsonObject, RejectedRecord } from '../model/records.js';
+import type { TrackPayload } from '../model/payloads.js';
+import { collect, type CollectResponse } from './collect.js';
+import { ValidationFailed } from './errors.js';
+import type { Quarantine } from './quarantine.js';
+import { track, type TrackDeps, type TrackResponse } from './track/track.js';
+
+export interface ReplayDeps extends TrackDeps {
+  quarantine: Quarantine;
+}
+
+/**
+ * Runs a quarantined request through its endpoint's pipeline again (docs/api.md#replay). Accepted,
+ * the record leaves the quarantine; refused by validation again, the record keeps its place with
+ * the current failures; any other refusal leaves it as it was.
+ */
+export async function replay(
+  deps: ReplayDeps,
+  record: RejectedRecord,
+): Promise<TrackResponse | CollectResponse> {
+  // The pipelines run without the quarantine, so that a refusal is not kept a second time.
+  const run = { ...deps, quarantine: undefined };
+  const { body, profile_less, event_type, ip = null } = record.request;
+  let answer: TrackResponse | CollectResponse;
+  try {
+    answer =
+      record.endpoint === 'track'
+        ? await track(run, { payload: body as TrackPayload, profileLess: profile_less === true, ip })
+        : await collect(run, {
+            eventType: event_type ?? record.event_types[0] ?? '',
+            sourceId: record.source_id,
+            properties: body as JsonObject,
+            ip,
+          });
+  } catch (error) {
+    if (error instanceof ValidationFailed) await deps.quarantine.refusedAgain(record, error);
+    throw error;
+  }
+  await deps.store.deleteRejected(record.id);
+  return answer;
+}
