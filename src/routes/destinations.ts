@@ -4,18 +4,40 @@ import { cursorPage } from '../http/paging.js';
 import { destinationStatus, retryFailed } from '../domain/delivery/management.js';
 import { destinationFromInput } from '../domain/delivery/records.js';
 import { destinationId, destinationInput, type DestinationInput } from '../model/payloads.js';
-import { retryOutcome } from '../http/schemas/destinations.js';
-import { deletedOne, errorResponses, listOf } from '../http/schemas/responses.js';
+import {
+  destinationExample,
+  destinationInputExample,
+  destinationStatusExample,
+  failedBatchExample,
+  retryOutcome,
+} from '../http/schemas/destinations.js';
+import { withExample } from '../http/schemas/examples.js';
+import {
+  deletedOne,
+  errorResponses,
+  exampleId,
+  listOf,
+  notFound as notFoundCase,
+  recordResponse,
+} from '../http/schemas/responses.js';
 import type { RouteOptions } from '../services.js';
 
 const tags = ['destinations'];
 const destination = { $ref: 'Destination#' };
-const idParams = { type: 'object', properties: { id: destinationId }, required: ['id'] } as const;
-const batchParams = {
-  type: 'object',
-  properties: { id: destinationId, batch_id: { type: 'string', maxLength: 255 } },
-  required: ['id', 'batch_id'],
-} as const;
+const idParams = exampleId(
+  { type: 'object', properties: { id: destinationId }, required: ['id'] } as const,
+  'crm',
+);
+const batchParams = exampleId(
+  {
+    type: 'object',
+    properties: { id: destinationId, batch_id: { type: 'string', maxLength: 255 } },
+    required: ['id', 'batch_id'],
+  } as const,
+  'crm',
+  failedBatchExample.batch_id,
+);
+const unknown = notFoundCase('Destination', 'crm');
 
 interface FailedQuery {
   limit: number;
@@ -34,8 +56,15 @@ export default async function destinationRoutes(app: FastifyInstance, { services
         summary: 'Create or replace a destination',
         description:
           'A new destination receives the events stored from now on; a replaced one keeps its place and secret.',
-        body: destinationInput,
-        response: { 200: destination, ...errorResponses(400, 401, 422, 503) },
+        body: withExample(destinationInput, destinationInputExample),
+        response: {
+          200: recordResponse(
+            'Destination#',
+            'The destination as stored, its secret included',
+            destinationExample,
+          ),
+          ...errorResponses(400, 401, 413, 415, 422),
+        },
       },
     },
     async (request) => {
@@ -53,7 +82,14 @@ export default async function destinationRoutes(app: FastifyInstance, { services
       schema: {
         tags,
         summary: 'List destinations',
-        response: { 200: listOf(destination), ...errorResponses(401, 503) },
+        response: {
+          200: withExample(
+            listOf(destination),
+            { total: 1, result: [destinationExample] },
+            'Every destination, by id',
+          ),
+          ...errorResponses(401),
+        },
       },
     },
     async () => {
@@ -69,7 +105,14 @@ export default async function destinationRoutes(app: FastifyInstance, { services
         tags,
         summary: 'One destination with the status of its delivery',
         params: idParams,
-        response: { 200: { $ref: 'DestinationStatus#' }, ...errorResponses(401, 404, 422, 503) },
+        response: {
+          200: recordResponse(
+            'DestinationStatus#',
+            'The destination and its delivery',
+            destinationStatusExample,
+          ),
+          ...errorResponses(400, 401, unknown, 422),
+        },
       },
     },
     async (request) => {
@@ -86,7 +129,10 @@ export default async function destinationRoutes(app: FastifyInstance, { services
         tags,
         summary: 'Delete a destination with its failed list',
         params: idParams,
-        response: { 200: deletedOne, ...errorResponses(401, 404, 422, 503) },
+        response: {
+          200: withExample(deletedOne, { deleted: 1 }, 'Deleted'),
+          ...errorResponses(400, 401, unknown, 422),
+        },
       },
     },
     async (request) => {
@@ -112,14 +158,18 @@ export default async function destinationRoutes(app: FastifyInstance, { services
           },
         },
         response: {
-          200: {
-            type: 'object',
-            properties: {
-              result: { type: 'array', items: { $ref: 'FailedBatch#' } },
-              next: { type: ['string', 'null'] },
+          200: withExample(
+            {
+              type: 'object',
+              properties: {
+                result: { type: 'array', items: { $ref: 'FailedBatch#' } },
+                next: { type: ['string', 'null'] },
+              },
             },
-          },
-          ...errorResponses(401, 404, 422, 503),
+            { result: [failedBatchExample], next: null },
+            'The failed batches, newest first, and the cursor of the next page',
+          ),
+          ...errorResponses(400, 401, unknown, 422),
         },
       },
     },
@@ -146,7 +196,25 @@ export default async function destinationRoutes(app: FastifyInstance, { services
         description:
           'One attempt, answered when it ends: delivered, the batch leaves the failed list; otherwise it stays with the new error.',
         params: batchParams,
-        response: { 200: retryOutcome, ...errorResponses(401, 404, 422, 503) },
+        response: {
+          200: withExample(
+            retryOutcome,
+            { batch_id: failedBatchExample.batch_id, delivered: true, error: null },
+            'The outcome of the attempt',
+          ),
+          ...errorResponses(
+            400,
+            401,
+            {
+              status: 404,
+              description: 'No destination with this id, or no such batch in its failed list',
+              example: { detail: `Failed batch \`${failedBatchExample.batch_id}\` not found` },
+            },
+            413,
+            415,
+            422,
+          ),
+        },
       },
     },
     async (request) => {

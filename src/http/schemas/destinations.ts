@@ -77,3 +77,35 @@ export const retryOutcome = {
 } as const;
 
 export const destinationSchemas = [destinationRecord, destinationWithStatus, failedBatch];
+
+/** Examples shown by /docs: the destination `crm` receiving the `demo` source's purchases. */
+export const destinationInputExample = {
+  id: 'crm',
+  name: 'CRM',
+  url: 'https://crm.example/hooks/events',
+  event_types: ['purchase'],
+  headers: { authorization: 'Bearer crm-token' },
+};
+
+export const destinationExample = {
+  ...destinationInputExample,
+  enabled: true,
+  source_ids: [],
+  batch_size: 100,
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+};
+
+export const destinationStatusExample = {
+  ...destinationExample,
+  status: { delivered: 120, pending: 0, failing_since: null, last_error: null, failed: 1 },
+};
+
+export const failedBatchExample = {
+  batch_id: 'msg_01a20a0d-4aa3-73cf-91ba-032f19ab331c',
+  failed_at: '2026-11-23T20:16:01.741Z',
+  first_attempt: '2026-11-23T20:16:01.512Z',
+  attempts: 1,
+  error: 'HTTP 400: unknown field `price`',
+  events: 1,
+  ids: ['01a20a0d-4aa3-73cf-91ba-032f19ab331c'],
+};
