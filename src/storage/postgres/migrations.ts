@@ -95,6 +95,19 @@ migrations.push(`
   ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id(),
     ALTER COLUMN seq SET DEFAULT nextval('events_seq');
   CREATE INDEX events_delivery ON events (xid, seq) WHERE xid IS NOT NULL;
+  -- Roles that may insert events (an application role kept apart from the owner) need the sequence.
+  DO $grant$
+  DECLARE r record;
+  BEGIN
+    FOR r IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
+      WHERE table_schema = current_schema() AND table_name = 'events' AND privilege_type = 'INSERT'
+        AND grantee <> current_user
+    LOOP
+      IF r.grantee = 'PUBLIC' THEN EXECUTE 'GRANT USAGE ON SEQUENCE events_seq TO PUBLIC';
+      ELSE EXECUTE format('GRANT USAGE ON SEQUENCE events_seq TO %I', r.grantee);
+      END IF;
+    END LOOP;
+  END $grant$;
   CREATE TABLE destinations (
     id text COLLATE "C" PRIMARY KEY,
     doc text NOT NULL,
