@@ -12,6 +12,7 @@ import homeRoutes from './routes/home.js';
 import managementRoutes from './routes/management.js';
 import trackingRoutes from './routes/tracking.js';
 import webRoutes from './routes/web.js';
+import { parseTime } from './model/time.js';
 import { EventRetention } from './domain/retention.js';
 import { buildServices, type AppConfig, type Services } from './services.js';
 import { createStore } from './storage/index.js';
@@ -36,6 +37,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   // Bodies are validated strictly (a string is not a boolean); query strings and paths are coerced.
   const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, allErrors: false, strict: false });
   const paramAjv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false });
+  // `date-time` is an RFC 3339 time with an offset, read the way the pipeline reads it.
+  for (const ajv of [bodyAjv, paramAjv]) {
+    ajv.addFormat('date-time', { type: 'string', validate: (text: string) => parseTime(text) !== null });
+  }
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema),
   );

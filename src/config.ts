@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 /**
  * Typed configuration. `loadConfig` turns environment variables (docs/api.md#settings) into a frozen object;
  * only `src/server.ts` calls it with `process.env`. Tests build a Config with `defaultConfig()`.
@@ -42,6 +43,19 @@ export interface Config {
   pgMigrate: boolean;
   /** PostgreSQL store: LISTEN for source and schema changes of other processes (else the TTLs alone). */
   pgNotify: boolean;
+  /** Seconds a device clock may differ from the server's before its event times are corrected. */
+  clockSkewSec: number;
+  /**
+   * Which proxies in front of the service are trusted for `X-Forwarded-For`: none (false), every
+   * one (true), the N nearest hops (a number), or those at these addresses and networks.
+   */
+  trustProxy: boolean | number | string[];
+  /** Give new sessions the device, OS, browser and country of their first request. */
+  enrich: boolean;
+  /** Requests of bots (by User-Agent): stored and tagged, or answered and dropped. */
+  bots: 'tag' | 'drop';
+  /** Store client addresses with their last IPv4 octet or last 80 IPv6 bits zeroed. */
+  ipAnonymize: boolean;
   /** A batch that keeps failing for longer than this many seconds goes to the failed list. */
   deliveryMaxAgeSec: number;
   /** Seconds a process holds a destination's delivery without renewing it (another takes over after). */
@@ -98,6 +112,11 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     pgPoolSize: 10,
     pgMigrate: true,
     pgNotify: true,
+    clockSkewSec: 60,
+    trustProxy: false,
+    enrich: true,
+    bots: 'tag',
+    ipAnonymize: false,
     deliveryMaxAgeSec: 86_400,
     deliveryLeaseSec: 30,
     deliveryTimeoutMs: 10_000,
@@ -140,6 +159,39 @@ function text(env: Env, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** A proxy address or network of TRACK_TRUST_PROXY: an IP, an IP/prefix, or a named range. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function proxyEntry(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+function trustProxy(env: Env): Config['trustProxy'] {
+  const raw = text(env, 'TRACK_TRUST_PROXY');
+  if (raw === undefined) return false;
+  const word = raw.toLowerCase();
+  if (word === 'no' || word === 'false' || word === 'off') return false;
+  if (word === 'yes' || word === 'true' || word === 'on') return true;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops > 1000) throw new ConfigError(`TRACK_TRUST_PROXY must be at most 1000 hops, got "${raw}"`);
+    return hops === 0 ? false : hops;
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !proxyEntry(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `TRACK_TRUST_PROXY must be yes, no, a number of hops or a list of addresses and networks, got "${bad}"`,
+    );
+  }
+  return entries;
+}
+
 export function loadConfig(env: Env): Readonly<Config> {
   const base = defaultConfig();
   const sync = text(env, 'TRACK_SYNC') ?? base.sync;
@@ -164,6 +216,10 @@ export function loadConfig(env: Env): Readonly<Config> {
     );
   }
   const retention = text(env, 'TRACK_EVENT_RETENTION_DAYS');
+  const bots = (text(env, 'TRACK_BOTS') ?? base.bots).toLowerCase();
+  if (bots !== 'tag' && bots !== 'drop') {
+    throw new ConfigError(`TRACK_BOTS must be tag or drop, got "${env.TRACK_BOTS}"`);
+  }
   return Object.freeze({
     port: integer(env, 'PORT', base.port, 0),
     host: text(env, 'HOST') ?? base.host,
@@ -188,6 +244,11 @@ export function loadConfig(env: Env): Readonly<Config> {
     pgPoolSize: integer(env, 'TRACK_PG_POOL', base.pgPoolSize, 1),
     pgMigrate: flag(env, 'TRACK_PG_MIGRATE', base.pgMigrate),
     pgNotify: flag(env, 'TRACK_PG_NOTIFY', base.pgNotify),
+    clockSkewSec: integer(env, 'TRACK_CLOCK_SKEW', base.clockSkewSec, 0),
+    trustProxy: trustProxy(env),
+    enrich: flag(env, 'TRACK_ENRICH', base.enrich),
+    bots,
+    ipAnonymize: flag(env, 'TRACK_IP_ANONYMIZE', base.ipAnonymize),
     deliveryMaxAgeSec: integer(env, 'TRACK_DELIVERY_MAX_AGE', base.deliveryMaxAgeSec, 1),
     deliveryLeaseSec: integer(env, 'TRACK_DELIVERY_LEASE', base.deliveryLeaseSec, 15),
     deliveryTimeoutMs: base.deliveryTimeoutMs,

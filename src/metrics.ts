@@ -19,7 +19,7 @@ export class Metrics implements PipelineObserver, DeliveryObserver {
   });
   private readonly events = new Counter({
     name: 'collector_events_total',
-    help: 'Events by outcome: accepted (answered 200), stored (committed), rejected (by reason)',
+    help: 'Events by outcome: accepted (answered 200), stored (committed), rejected and dropped (by reason)',
     labelNames: ['outcome', 'reason'] as const,
     registers: [this.registry],
   });
@@ -27,6 +27,12 @@ export class Metrics implements PipelineObserver, DeliveryObserver {
     name: 'collector_rejected_dropped_total',
     help: 'Refused requests not kept in the quarantine: over its per-source rate, or deleted by retention',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly duplicates = new Counter({
+    name: 'collector_duplicate_events_total',
+    help: 'Events not stored because an event with the same client id is stored for the source',
+    labelNames: ['source'] as const,
     registers: [this.registry],
   });
   private readonly commits = new Histogram({
@@ -104,6 +110,15 @@ export class Metrics implements PipelineObserver, DeliveryObserver {
 
   eventsExpired(count: number): void {
     this.expired.inc(count);
+  }
+
+  eventsDuplicate(sourceId: string, count: number): void {
+    // Only stored (existing) sources reach a commit: the label values are bounded.
+    this.duplicates.inc({ source: sourceId }, count);
+  }
+
+  eventsDropped(count: number, reason: 'bot'): void {
+    this.events.inc({ outcome: 'dropped', reason }, count);
   }
 
   commitDuration(seconds: number): void {

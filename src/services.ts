@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import { DeliveryWorker } from './domain/delivery/worker.js';
+import { Enricher } from './domain/enrichment/enricher.js';
 import { KeyedLock } from './domain/keyed-lock.js';
 import type { DeliveryLog } from './domain/observer.js';
 import { timeOrderedId } from './domain/ids.js';
@@ -25,6 +26,9 @@ export interface Services {
   validator: EventValidator;
   quarantine: Quarantine;
   limiter: RateLimiter;
+  enricher: Enricher;
+  /** Seconds a device clock may be off before its event times are corrected. */
+  clockSkewSec: number;
   /** Metrics; also the pipeline's observer. */
   observer: Metrics;
   cursors: CursorCodec;
@@ -82,6 +86,8 @@ export function buildServices(config: AppConfig, store: Store, log: DeliveryLog)
       newId,
     ),
     limiter: new RateLimiter({ perSource: config.rateLimit, perClient: config.clientRateLimit }),
+    enricher: new Enricher({ enrich: config.enrich, bots: config.bots, anonymize: config.ipAnonymize }),
+    clockSkewSec: config.clockSkewSec,
     observer,
     cursors: new CursorCodec(config.apiToken),
     sender,

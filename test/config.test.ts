@@ -67,3 +67,53 @@ test('the caches bounded by TTLs: EVENT_VALIDATOR_TTL 180 s and TRACK_SOURCE_TTL
   assert.deepEqual([off.validatorTtlSec, off.sourceTtlSec], [0, 0]);
   assert.throws(() => loadConfig({ TRACK_SOURCE_TTL: '-1' }), /TRACK_SOURCE_TTL/);
 });
+
+test('event time and enrichment settings: defaults and parsing', () => {
+  const base = loadConfig({});
+  assert.equal(base.clockSkewSec, 60);
+  assert.equal(base.trustProxy, false);
+  assert.equal(base.enrich, true);
+  assert.equal(base.bots, 'tag');
+  assert.equal(base.ipAnonymize, false);
+  const set = loadConfig({
+    TRACK_CLOCK_SKEW: '0',
+    TRACK_ENRICH: 'no',
+    TRACK_BOTS: 'DROP',
+    TRACK_IP_ANONYMIZE: 'yes',
+  });
+  assert.deepEqual([set.clockSkewSec, set.enrich, set.bots, set.ipAnonymize], [0, false, 'drop', true]);
+  for (const [name, value, message] of [
+    ['TRACK_CLOCK_SKEW', '-1', /TRACK_CLOCK_SKEW must be an integer >= 0/],
+    ['TRACK_CLOCK_SKEW', '1.5', /TRACK_CLOCK_SKEW must be an integer >= 0/],
+    ['TRACK_BOTS', 'block', /TRACK_BOTS must be tag or drop, got "block"/],
+    ['TRACK_ENRICH', 'maybe', /TRACK_ENRICH must be yes or no/],
+    ['TRACK_IP_ANONYMIZE', '2', /TRACK_IP_ANONYMIZE must be yes or no/],
+  ] as const) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+      `${name}=${value}`,
+    );
+  }
+});
+
+test('TRACK_TRUST_PROXY: no, yes, a number of hops, or a list of addresses and networks', () => {
+  const trust = (value: string) => loadConfig({ TRACK_TRUST_PROXY: value }).trustProxy;
+  for (const word of ['no', 'false', 'off', '0', 'NO']) assert.equal(trust(word), false, word);
+  for (const word of ['yes', 'true', 'on', 'Yes']) assert.equal(trust(word), true, word);
+  assert.equal(trust('1'), 1);
+  assert.equal(trust('3'), 3);
+  assert.deepEqual(trust('10.0.0.0/8, 192.168.1.1,2001:db8::/32, loopback'), [
+    '10.0.0.0/8',
+    '192.168.1.1',
+    '2001:db8::/32',
+    'loopback',
+  ]);
+  for (const bad of ['10.0.0.0/33', 'proxy.example', '10.0.0.1,', '1.2.3.4/8/9', '::1/129', '5000', '-1']) {
+    assert.throws(
+      () => trust(bad),
+      (error: unknown) => error instanceof ConfigError && /TRACK_TRUST_PROXY must be/.test(error.message),
+      bad,
+    );
+  }
+});

@@ -2,6 +2,7 @@ import type { Store } from '../storage/store.js';
 import type { EventRecord, JsonObject } from '../model/records.js';
 import { admitSource, refuse } from './admission.js';
 import { commitWriteSet } from './commit.js';
+import type { Enricher } from './enrichment/enricher.js';
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -12,7 +13,11 @@ export interface CollectRequest {
   eventType: string;
   sourceId: string;
   properties: JsonObject;
+  /** The client's address, before any anonymisation. */
   ip: string | null;
+  userAgent: string | null;
+  /** When the request was first received, for a replay from the quarantine; else now. */
+  receivedAt?: Date;
 }
 
 export interface CollectDeps {
@@ -21,6 +26,7 @@ export interface CollectDeps {
   validator: EventValidator;
   limiter: RateLimiter;
   observer: PipelineObserver;
+  enricher: Enricher;
   /** Where requests refused by validation are kept; absent when replaying from it. */
   quarantine?: Quarantine;
   clock: () => Date;
@@ -35,6 +41,9 @@ export interface CollectResponse {
 /** POST /collect/{event_type}/{source_id} (docs/api.md#post-collect): one profile-less event, no session or profile. */
 export async function collect(deps: CollectDeps, request: CollectRequest): Promise<CollectResponse> {
   const source = await admitSource(deps, request.sourceId, request.ip, 1);
+  const now = deps.clock();
+  const insert = now.toISOString();
+  const ip = deps.enricher.storedAddress(request.ip);
   const event: EventRecord = {
     id: deps.newId(),
     type: request.eventType,
@@ -44,12 +53,19 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
     session: null,
     profile: null,
     metadata: {
-      time: { insert: deps.clock().toISOString() },
-      ip: request.ip,
+      // No timestamp: the event happened when the request was (first) received.
+      time: { insert, create: request.receivedAt?.toISOString() ?? insert, source: 'server' },
+      client_id: null,
+      ip,
       status: 'collected',
       profile_less: true,
     },
   };
+  if (deps.enricher.drops(request.userAgent)) {
+    deps.observer.eventsAccepted(1);
+    deps.observer.eventsDropped(1, 'bot');
+    return { source: { consent: source.consent }, event: { id: event.id } };
+  }
   try {
     await deps.validator.check({ events: [event], session: null, profile: null });
   } catch (error) {
@@ -58,7 +74,12 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
       source_id: source.id,
       session_id: null,
       event_types: [event.type],
-      request: { body: request.properties, event_type: request.eventType, ip: request.ip },
+      request: {
+        body: request.properties,
+        event_type: request.eventType,
+        ip,
+        user_agent: request.userAgent,
+      },
     });
   }
   if (!source.transitional) await commitWriteSet(deps.store, deps.observer, { events: [event] });

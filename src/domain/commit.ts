@@ -12,6 +12,6 @@ export async function commitWriteSet(
   const started = performance.now();
   const result = await store.commit(writeSet);
   observer.commitDuration((performance.now() - started) / 1000);
-  if (result.ok) observer.eventsStored(writeSet.events.length);
+  if (result.ok) observer.eventsStored(writeSet.events.length - result.duplicates.length);
   return result;
 }

@@ -8,6 +8,10 @@ export interface PipelineObserver {
   eventsRejected(count: number, reason: 'validation' | 'source' | 'rate_limit'): void;
   /** Refused requests not kept in the quarantine: over its rate, or deleted by its retention. */
   rejectedDropped(count: number, reason: 'rate_limit' | 'retention'): void;
+  /** Events not stored because their client id was already stored for their source. */
+  eventsDuplicate(sourceId: string, count: number): void;
+  /** Events of requests answered 200 without storing anything, by reason. */
+  eventsDropped(count: number, reason: 'bot'): void;
   /** Seconds from handing a write set to the store until it was durable. */
   commitDuration(seconds: number): void;
 }

@@ -20,17 +20,27 @@ export async function replay(
 ): Promise<TrackResponse | CollectResponse> {
   // The pipelines run without the quarantine, so that a refusal is not kept a second time.
   const run = { ...deps, quarantine: undefined };
-  const { body, profile_less, event_type, ip = null } = record.request;
+  const { body, profile_less, event_type, ip = null, user_agent: userAgent = null } = record.request;
+  // Event times are taken against when the request was first received (docs/api.md#event-time).
+  const receivedAt = new Date(record.time);
   let answer: TrackResponse | CollectResponse;
   try {
     answer =
       record.endpoint === 'track'
-        ? await track(run, { payload: body as TrackPayload, profileLess: profile_less === true, ip })
+        ? await track(run, {
+            payload: body as TrackPayload,
+            profileLess: profile_less === true,
+            ip,
+            userAgent,
+            receivedAt,
+          })
         : await collect(run, {
             eventType: event_type ?? record.event_types[0] ?? '',
             sourceId: record.source_id,
             properties: body as JsonObject,
             ip,
+            userAgent,
+            receivedAt,
           });
   } catch (error) {
     if (error instanceof ValidationFailed) await deps.quarantine.refusedAgain(record, error);

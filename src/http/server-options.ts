@@ -69,6 +69,17 @@ const isoTime = () => `,"time":"${new Date().toISOString()}"`;
 /** A request id a client may choose: 1 to 128 printable ASCII characters, no spaces. */
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
+/**
+ * TRACK_TRUST_PROXY as Fastify's `trustProxy` (docs/api.md#client-address). `true` and a list of
+ * addresses and networks are Fastify's own forms. A number is not: Fastify (5.x) answers a hop count
+ * with "trust nothing"; the service's N means "the N nearest hops, the socket's peer first, are
+ * proxies", which is a function of the hop's position.
+ */
+export function trustProxyOption(setting: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (typeof setting === 'number') return (_address: string, hop: number) => hop < setting;
+  return setting;
+}
+
 /** The Fastify server settings of the service: limits, timeouts, request ids, logging, low-level errors. */
 export function serverOptions(
   config: Config,
@@ -96,6 +107,7 @@ export function serverOptions(
       // How often Node checks the request and headers timeouts (30 s by default).
       connectionsCheckingInterval: 1000,
     },
+    trustProxy: trustProxyOption(config.trustProxy),
     // Path parameters always reach their route, whose schema refuses what is too long (422).
     routerOptions: { maxParamLength: 4096 },
     clientErrorHandler,

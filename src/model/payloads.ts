@@ -11,6 +11,11 @@ export const idString = { type: 'string', minLength: 1, maxLength: 128 } as cons
 
 export const eventType = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
+/** An RFC 3339 date-time with an offset (`format` is checked by src/model/time.ts: parseTime). */
+export const dateTime = { type: 'string', format: 'date-time' } as const;
+
+const optionalDateTime = { ...dateTime, type: ['string', 'null'] } as const;
+
 const optionFlags = {
   debugger: { type: 'boolean' },
   profile: { type: 'boolean' },
@@ -30,6 +35,10 @@ export const trackPayload = {
     context: nullableObject,
     properties: nullableObject,
     options: { type: ['object', 'null'], properties: optionFlags },
+    sent_at: {
+      ...optionalDateTime,
+      description: 'when the client sent this request (set anew on every attempt)',
+    },
     events: {
       type: 'array',
       minItems: 1,
@@ -38,6 +47,14 @@ export const trackPayload = {
         required: ['type'],
         properties: {
           type: eventType,
+          id: {
+            type: ['string', 'null'],
+            minLength: 1,
+            maxLength: 128,
+            description:
+              "the client's id of the event: an event whose id was stored for the source is a duplicate",
+          },
+          timestamp: { ...optionalDateTime, description: 'when the event happened, by the device clock' },
           properties: nullableObject,
           context: nullableObject,
           options: { type: ['object', 'null'], properties: { save: { type: 'boolean' } } },

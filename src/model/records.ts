@@ -23,6 +23,13 @@ export interface EventSource {
   rate_limit?: number | null;
 }
 
+/**
+ * Where an event's `metadata.time.create` comes from (docs/api.md#event-time): the server's receipt,
+ * the device's timestamp as sent, that timestamp corrected for the device clock's offset, or the
+ * receipt time because the result lay too far ahead.
+ */
+export type TimeSource = 'server' | 'device' | 'corrected' | 'clamped';
+
 export interface EventRecord {
   id: string;
   type: string;
@@ -32,11 +39,43 @@ export interface EventRecord {
   session: Ref | null;
   profile: Ref | null;
   metadata: {
-    time: { insert: string };
+    /**
+     * `insert`: when the service received it; `create`: when it happened, by the server's clock.
+     * The pipeline always sets `create`, `source` and `client_id`; they are optional here for records
+     * made before they existed, which the stores read back with `create` = `insert`, `source`
+     * "server" and `client_id` null (src/storage/documents.ts).
+     */
+    time: { insert: string; create?: string; source?: TimeSource };
+    /** The id the client gave the event, or null. */
+    client_id?: string | null;
     ip: string | null;
     status: string;
     profile_less: boolean;
   };
+}
+
+/** What a session's first request said about the device (docs/api.md#session), in Tracardi's shape. */
+export interface SessionDevice {
+  type: 'desktop' | 'mobile' | 'tablet' | 'bot' | 'other';
+  geo: { country: { code: string | null } };
+}
+
+export interface SessionOs {
+  name: string | null;
+  version: string | null;
+}
+
+/** The browser or app. */
+export interface SessionApp {
+  name: string | null;
+  version: string | null;
+  bot: boolean;
+}
+
+export interface SessionEnrichment {
+  device: SessionDevice;
+  os: SessionOs;
+  app: SessionApp;
 }
 
 export interface SessionRecord {
@@ -45,6 +84,10 @@ export interface SessionRecord {
   metadata: { time: { insert: string; update: string } };
   context: JsonObject;
   properties: JsonObject;
+  /** Absent when enrichment is off, and on sessions stored before it existed. */
+  device?: SessionDevice;
+  os?: SessionOs;
+  app?: SessionApp;
 }
 
 export interface ProfileRecord {
@@ -88,8 +131,14 @@ export interface WriteSet {
   events: EventRecord[];
 }
 
+/**
+ * What a commit did. `duplicates` are the ids of the write set's events that were not stored because
+ * an event with the same client id (`metadata.client_id`) is stored for their source, or comes
+ * earlier in the write set; every other event of the write set was stored.
+ */
 export type CommitResult =
-  { ok: true; profile: ProfileRecord | null } | { ok: false; conflict: 'session' | 'profile' };
+  | { ok: true; profile: ProfileRecord | null; duplicates: string[] }
+  | { ok: false; conflict: 'session' | 'profile' };
 
 /** Metadata and validation schema of one event type (docs/api.md#event-type). */
 export interface EventTypeRecord {
@@ -123,5 +172,11 @@ export interface RejectedRecord {
   detail: string;
   errors: ValidationFailure[];
   /** What the endpoint received: the body, and the query/path values that shaped it. */
-  request: { body: unknown; profile_less?: boolean; event_type?: string; ip?: string | null };
+  request: {
+    body: unknown;
+    profile_less?: boolean;
+    event_type?: string;
+    ip?: string | null;
+    user_agent?: string | null;
+  };
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { collect } from '../domain/collect.js';
+import { clientAddress, userAgent } from '../http/client-address.js';
 import type { JsonObject } from '../model/records.js';
 import { eventType, idString } from '../model/payloads.js';
 import { collectResponse, errorResponses, sourceRefused } from '../http/schemas/responses.js';
@@ -38,7 +39,8 @@ export default async function collectRoutes(app: FastifyInstance, { services }: 
         eventType: request.params.event_type,
         sourceId: request.params.source_id,
         properties: request.body,
-        ip: request.ip,
+        ip: clientAddress(request),
+        userAgent: userAgent(request),
       }),
   );
 }

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
 import type { EventFilter } from '../storage/store.js';
-import { eventType, idString } from '../model/payloads.js';
+import { dateTime, eventType, idString } from '../model/payloads.js';
+import { isoTime, parseTime } from '../model/time.js';
 import { errorResponses, exampleId, idParam, notFound, recordResponse } from '../http/schemas/responses.js';
 import {
   eventRecord,
@@ -18,6 +19,9 @@ interface EventsQuery {
   session_id?: string;
   type?: string;
   source_id?: string;
+  client_id?: string;
+  since?: string;
+  until?: string;
   limit: number;
   cursor?: string;
 }
@@ -29,10 +33,22 @@ const eventsQuery = {
     session_id: idString,
     type: eventType,
     source_id: idString,
+    client_id: { ...idString, description: 'events the client gave this id (`metadata.client_id`)' },
+    since: {
+      ...dateTime,
+      description: 'events that happened (`metadata.time.create`) at or after this time',
+    },
+    until: { ...dateTime, description: 'events that happened (`metadata.time.create`) before this time' },
     limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
     cursor: { type: 'string', maxLength: 1024, description: 'the `next` of the previous page' },
   },
 } as const;
+
+/** A time of the query (checked by its schema) as the stores compare times: ISO 8601 in UTC. */
+function utc(time: string | undefined): string | undefined {
+  const ms = time === undefined ? null : parseTime(time);
+  return ms === null ? undefined : isoTime(ms);
+}
 
 export default async function recordRoutes(app: FastifyInstance, { services }: RouteOptions) {
   const { store, cursors } = services;
@@ -85,6 +101,9 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         sessionId: q.session_id,
         type: q.type,
         sourceId: q.source_id,
+        clientId: q.client_id,
+        since: utc(q.since),
+        until: utc(q.until),
       };
       return cursorPage(
         cursors,

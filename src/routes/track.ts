@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { clientAddress, userAgent } from '../http/client-address.js';
 import { errors } from '../http/errors.js';
 import type { TrackPayload } from '../model/payloads.js';
 import { track } from '../domain/track/track.js';
@@ -45,7 +46,8 @@ export default async function trackRoutes(app: FastifyInstance, { services }: Ro
       track(deps, {
         payload: request.body,
         profileLess: request.query.profile_less === true,
-        ip: request.ip,
+        ip: clientAddress(request),
+        userAgent: userAgent(request),
       }),
   );
 }

@@ -16,7 +16,7 @@ export interface Dialect {
   hasEventType(param: string): string;
 }
 
-/** A condition with one parameter: `column = {}` where `{}` stands for the parameter. */
+/** A condition with one parameter: `column = {}` where `{}` stands for the parameter (or none). */
 export type Condition = [sql: string, value: unknown];
 
 export interface PageQuery {
@@ -24,7 +24,11 @@ export interface PageQuery {
   params: unknown[];
 }
 
-/** The statement of one page of `table`, newest first by (`timeColumn`, id), after `after`. */
+/**
+ * The statement of one page of `table`, newest first by (`timeColumn`, id), after `after`. Its
+ * parameters are numbered after `paramsBefore` others (for a statement made of several pages);
+ * `extraColumns` are selected beside the document's.
+ */
 export function pageQuery(
   dialect: Dialect,
   table: string,
@@ -32,21 +36,25 @@ export function pageQuery(
   conditions: Condition[],
   limit: number,
   after: EventPosition | null,
+  paramsBefore = 0,
+  extraColumns = '',
 ): PageQuery {
   const where: string[] = [];
   const params: unknown[] = [];
   const next = (value: unknown) => {
     params.push(value);
-    return dialect.param(params.length);
+    return dialect.param(paramsBefore + params.length);
   };
-  for (const [sql, value] of conditions) where.push(sql.replace('{}', next(value)));
+  // A condition without `{}` takes no parameter (its value is not used).
+  for (const [sql, value] of conditions)
+    where.push(sql.includes('{}') ? sql.replace('{}', next(value)) : sql);
   if (after) {
     const time = next(after.insert) + dialect.timeCast;
     where.push(`(${timeColumn}, id) < (${time}, ${next(after.id)})`);
   }
   const filter = where.length ? `WHERE ${where.join(' AND ')} ` : '';
   return {
-    sql: `SELECT ${dialect.docColumns} FROM ${table} ${filter}ORDER BY ${timeColumn} DESC, id DESC LIMIT ${next(limit)}`,
+    sql: `SELECT ${dialect.docColumns}${extraColumns} FROM ${table} ${filter}ORDER BY ${timeColumn} DESC, id DESC LIMIT ${next(limit)}`,
     params,
   };
 }

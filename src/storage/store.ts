@@ -24,6 +24,12 @@ export interface EventFilter {
   sessionId?: string;
   type?: string;
   sourceId?: string;
+  /** Events whose `metadata.client_id` is this. */
+  clientId?: string;
+  /** Events whose `metadata.time.create` is at or after this time (ISO 8601 UTC, as `isoTime` writes). */
+  since?: string;
+  /** Events whose `metadata.time.create` is before this time (same form). */
+  until?: string;
 }
 
 /** Position after which a page starts (exclusive), in the order newest first: (time, id). */
@@ -72,7 +78,11 @@ export interface Store {
   getSession(id: string): Promise<StoredSession | null>;
   getProfile(id: string): Promise<ProfileRecord | null>;
   getEvent(id: string): Promise<EventRecord | null>;
-  /** Events matching the filter, newest first by (metadata.time.insert, id), after `after`. */
+  /**
+   * Events matching the filter, newest first by (metadata.time.insert, id), after `after`. A create
+   * time range reads the events inserted near it and those marked off band (src/storage/event-band.ts),
+   * never the whole store.
+   */
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]>;
   /** Deletes a profile, the sessions bound to it and their events; null when the profile is unknown. */
   eraseProfile(id: string): Promise<ErasedCounts | null>;
@@ -123,6 +133,11 @@ export interface Store {
    * Commits one request's write set durably (group commit: many requests share one transaction).
    * Resolves only once the transaction is committed. Rejects with `WriteQueueFullError` when the
    * write queue is full.
+   *
+   * Duplicates: an event with a `metadata.client_id` is stored only if no stored event of its source
+   * has that client id and no earlier event of the write set has it; otherwise its id is reported in
+   * `duplicates`. The store decides inside the committing transaction, so this holds for concurrent
+   * write sets too, in one process or several. Events without a client id are not checked.
    */
   commit(writeSet: WriteSet): Promise<CommitResult>;
 }

@@ -75,7 +75,16 @@ ${options.head ?? ''}
   return `${site.origin}${path}`;
 }
 
-const ALLOWED_KEYS = new Set(['source', 'session', 'profile', 'context', 'properties', 'events', 'options']);
+const ALLOWED_KEYS = new Set([
+  'source',
+  'session',
+  'profile',
+  'context',
+  'properties',
+  'events',
+  'options',
+  'sent_at',
+]);
 
 describe('browser tracker', () => {
   before(async () => {
@@ -127,6 +136,14 @@ addEventListener('load', function () { tracker.track('loaded', { n: 3 }); });</s
       assert.equal(body.context.browser.language, 'en-GB');
       assert.deepEqual(body.context.screen, { width: 1024, height: 700 });
       assert.equal(body.events[0].context.page.path, '/batch');
+      // Each event has its own id and the time it was queued; the request the time it was sent.
+      const ids = body.events.map((e: Json) => e.id as string);
+      assert.equal(new Set(ids).size, 4);
+      for (const e of body.events as Json[]) {
+        assert.match(e.id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        assert.ok(Date.parse(e.timestamp) <= Date.parse(body.sent_at), 'queued before sent');
+      }
+      assert.ok(Math.abs(Date.parse(body.sent_at) - Date.now()) < 60_000);
 
       // The session id is a first-party cookie that expires after 30 minutes without activity.
       const [cookie] = (await context.cookies(site.origin)).filter((c) => c.name === 'ec_sid');
@@ -138,6 +155,12 @@ addEventListener('load', function () { tracker.track('loaded', { n: 3 }); });</s
       const stored = await storedEvents(running, { session_id: body.session.id });
       assert.equal(stored.length, 4);
       assert.equal(stored[0]!.profile.id, answer.profile.id);
+      assert.deepEqual(stored.map((e) => e.metadata.client_id).sort(), [...ids].sort());
+      for (const e of stored) assert.equal(e.metadata.time.source, 'device');
+      // The session knows the browser it was made by (headless Chromium reads as a bot).
+      const session = await read(running, `/session/${body.session.id}`);
+      assert.equal(session.os.name, 'Linux');
+      assert.equal(session.device.geo.country.code, null, 'a loopback address has no country');
 
       // Later events are batched too, and carry the profile id.
       await page.evaluate(
@@ -271,6 +294,91 @@ addEventListener('load', function () { tracker.track('loaded', { n: 3 }); });</s
     }
   });
 
+  test('the first answer is lost: the retry carries the same event ids and each event is stored once', async () => {
+    const context = await browser.newContext();
+    const bodies = trackBodies(context);
+    let attempts = 0;
+    await context.route(`${running.base}/track`, async (route) => {
+      attempts++;
+      if (attempts === 1) {
+        // The request reaches the service and is stored, but its answer never reaches the page.
+        const delivered = await route.fetch();
+        assert.equal(delivered.status(), 200);
+        return route.abort('failed');
+      }
+      return route.continue();
+    });
+    try {
+      const page = await context.newPage();
+      await page.goto(shopPage('/lost', { head: "<script>tracker.track('lost-answer', { n: 1 })</script>" }));
+      await eventually('the retry', () => attempts >= 2);
+      await sleep(300);
+      assert.equal(bodies.length, 2, 'one request, sent twice');
+      const [first, retry] = bodies as [Json, Json];
+      assert.deepEqual(
+        retry.events.map((e: Json) => [e.id, e.timestamp]),
+        first.events.map((e: Json) => [e.id, e.timestamp]),
+        'same ids and timestamps',
+      );
+      assert.ok(Date.parse(retry.sent_at) > Date.parse(first.sent_at), 'sent_at is set on each attempt');
+      const stored = await eventually('the events', async () => {
+        const found = await storedEvents(running, { session_id: first.session.id });
+        return found.length >= 2 && found;
+      });
+      await sleep(500);
+      assert.equal((await storedEvents(running, { session_id: first.session.id })).length, 2);
+      assert.deepEqual(
+        stored.map((e) => e.metadata.client_id).sort(),
+        first.events.map((e: Json) => e.id).sort(),
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a request whose answer was lost goes out by beacon with the same ids when the page is left', async () => {
+    const context = await browser.newContext();
+    let attempts = 0;
+    let sentIds: string[] = [];
+    await context.route(`${running.base}/track`, async (route) => {
+      const request = route.request();
+      attempts++;
+      if (attempts === 1) {
+        sentIds = (JSON.parse(request.postData() ?? '{}') as Json).events.map((e: Json) => e.id);
+        await route.fetch();
+        return route.abort('failed');
+      }
+      return route.continue();
+    });
+    await context.addInitScript(`(() => {
+      const send = navigator.sendBeacon.bind(navigator);
+      navigator.sendBeacon = (url, data) => {
+        localStorage.setItem('beacon-ids', JSON.parse(data).events.map((e) => e.id).join(','));
+        return send(url, data);
+      };
+    })()`);
+    try {
+      site.pages.set('/away', '<!doctype html><title>Away</title><p>no tracker here</p>');
+      const page = await context.newPage();
+      await page.goto(shopPage('/beacon-retry', { head: "<script>tracker.track('beacon-retry')</script>" }));
+      await eventually('the first attempt', () => attempts >= 1);
+      // Leave during the back-off: the waiting payload goes out by beacon.
+      await page.goto(`${site.origin}/away`);
+      const session = await eventually('the beacon', async () => {
+        const found = await storedEvents(running, { type: 'beacon-retry' });
+        return found.length > 0 && found[0]!.session.id;
+      });
+      await sleep(1500);
+      const stored = await storedEvents(running, { session_id: session as string });
+      const beaconIds = String(await page.evaluate("localStorage.getItem('beacon-ids')")).split(',');
+      assert.deepEqual(beaconIds, sentIds, 'the beacon carried the same ids');
+      assert.equal(stored.length, sentIds.length, 'each event once');
+      assert.deepEqual(stored.map((e) => e.metadata.client_id).sort(), [...sentIds].sort());
+    } finally {
+      await context.close();
+    }
+  });
+
   test('Do Not Track is honoured when the script tag asks for it, and only then', async () => {
     const dnt = await browser.newContext();
     await dnt.addInitScript("Object.defineProperty(Navigator.prototype, 'doNotTrack', { get: () => '1' })");
@@ -384,6 +492,8 @@ describe('web console', () => {
       await consolePage.waitForSelector(`#live-events tr[data-type="${type}"]`, { timeout: 10_000 });
     }
     assert.equal(await consolePage.locator('#live-events tr[data-type]').count(), 4);
+    // The tracker sends each event's device time: shown with its source.
+    assert.equal(await consolePage.locator('#live-events td.happened[data-source="device"]').count(), 4);
     const link = consolePage.locator('#live-events tr[data-type="add-to-cart"] a');
     assert.equal(await link.getAttribute('href'), `#/profile/${profileId}`);
 
@@ -433,6 +543,12 @@ describe('web console', () => {
     assert.equal(await consolePage.textContent('#profile-summary-id'), profileId);
     assert.equal(await consolePage.textContent('#profile-visits'), '2');
     assert.equal(await consolePage.locator('#profile-sessions tbody tr').count(), 2);
+    // What each session's first request said of the device (headless Chromium reads as a bot).
+    const firstSession = consolePage.locator('#profile-sessions tbody tr').first();
+    assert.equal(await firstSession.locator('td.device').textContent(), 'bot');
+    assert.match(String(await firstSession.locator('td.os').textContent()), /^Linux/);
+    assert.match(String(await firstSession.locator('td.app').textContent()), /Chrome/);
+    assert.equal(await firstSession.locator('td.country').textContent(), '—');
     assert.equal(await consolePage.locator('#profile-timeline li').count(), 7);
     await consolePage.screenshot({ path: artifact('console-profile.png'), fullPage: true });
   });
@@ -579,7 +695,7 @@ describe('console and demo page details', () => {
     const ids = [a.profile.id as string, b.profile.id as string];
     assert.equal(ids[0]!.slice(0, 8), ids[1]!.slice(0, 8), 'time-ordered ids share their start');
     await view('events', 'events');
-    const links = page.locator('#live-events tr[data-type="short-id"] td:nth-child(4) a');
+    const links = page.locator('#live-events tr[data-type="short-id"] td.profile a');
     await links.nth(1).waitFor();
     const shown = await links.allTextContents();
     assert.equal(shown.length, 2);

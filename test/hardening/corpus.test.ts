@@ -5,11 +5,12 @@
  * listening server, to be sure none of them brings the process down.
  */
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { CursorCodec } from '../../src/http/paging.js';
 import { AUTH, startService, type Service } from '../helpers.js';
 import {
+  allEvents,
   answerOf,
   assertError,
   countEvents,
@@ -144,6 +145,24 @@ function withField(base: Json, path: Loc, value: unknown): Json {
   return copy;
 }
 
+const BAD_TIMES: unknown[] = [
+  1_700_000_000_000,
+  true,
+  {},
+  [],
+  '',
+  'now',
+  '2026-11-23',
+  '2026-11-23T20:16:01',
+  '2026-02-30T00:00:00Z',
+  '2026-11-23T20:16:60Z',
+  '+275760-09-13T00:00:00Z',
+  '-000001-01-01T00:00:00Z',
+  '0000-01-01T00:00:00Z',
+  `2026-11-23T20:16:01.${'9'.repeat(100_000)}Z`,
+  '2026-11-23T20:16:01Z\u0000',
+];
+
 const fullPayload: Json = {
   source: { id: 'src-1' },
   session: { id: 'corpus-session' },
@@ -193,6 +212,13 @@ const FIELD_TYPES: [Loc, unknown[]][] = [
   [['events', 1, 'context'], NOT_OBJECTS],
   [['events', 1, 'options'], NOT_OBJECTS],
   [['events', 1, 'options', 'save'], NOT_BOOLEANS],
+  // Client event ids and times (docs/api.md#duplicates, #event-time).
+  [
+    ['events', 1, 'id'],
+    [1, true, {}, [], '', 'i'.repeat(129), 'i'.repeat(100_000)],
+  ],
+  [['events', 1, 'timestamp'], BAD_TIMES],
+  [['sent_at'], BAD_TIMES],
 ];
 
 const REQUIRED: Loc[] = [
@@ -502,6 +528,26 @@ const queryCases: Case[] = [
     status: 422,
     loc: ['cursor'],
   },
+  ...['since', 'until'].flatMap((name) =>
+    ['soon', '2026-11-23', '2026-11-23T20:16:01', '9999-99-99T99:99:99Z', 'x'.repeat(5000)].map(
+      (value): Case => ({
+        name: `${name}=${value.slice(0, 30)}`,
+        method: 'GET',
+        url: `/events?${name}=${encodeURIComponent(value)}`,
+        headers: AUTH,
+        status: 422,
+        loc: ['querystring', name],
+      }),
+    ),
+  ),
+  {
+    name: 'client_id of 129 characters',
+    method: 'GET',
+    url: `/events?client_id=${'c'.repeat(129)}`,
+    headers: AUTH,
+    status: 422,
+    loc: ['querystring', 'client_id'],
+  },
   {
     name: 'profile_less=maybe',
     method: 'POST',
@@ -782,5 +828,114 @@ describe('the worst inputs against a real listening server', () => {
     assert.equal(res.status, 200);
     const body = (await res.json()) as Json;
     assert.equal(body.debugging.events.ids.length, 1);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hostile values the service takes and stores safely (docs/api.md#event-time, #client-address,
+// #enrichment): far times, huge or broken headers, forged and garbage X-Forwarded-For.
+
+/** Raw bytes of a whole HTTP request, answered as status and body (nothing is re-encoded). */
+function rawRequest(port: number, head: Buffer, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
+      resolve({ status, body: answer.slice(answer.indexOf('\r\n\r\n') + 4) });
+    });
+    socket.setTimeout(30_000, () => socket.destroy(new Error('timeout')));
+    // Written without ending our side: the server answers, then closes (connection: close).
+    socket.write(
+      Buffer.concat([
+        head,
+        Buffer.from(`content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`),
+      ]),
+    );
+  });
+}
+
+describe('hostile values stored safely', () => {
+  let service: Service;
+  let port: number;
+  before(async () => {
+    service = await startService({ trustProxy: true });
+    await service.createSource();
+    await service.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (service.app.server.address() as AddressInfo).port;
+  });
+  after(() => service.close());
+
+  const body = (sid: string, extra: Json = {}) => JSON.stringify(validPayload(sid, extra));
+  const storedOf = async (sid: string) => (await allEvents(service, { session_id: sid })) as Json[];
+
+  test('times far in the past and far in the future are stored, clamped where the reference says', async () => {
+    const res = await service.post(
+      '/track',
+      validPayload('far-times', {
+        sent_at: '0001-01-01T00:00:00Z',
+        events: [
+          { type: 'past', timestamp: '0001-01-01T00:00:00Z' },
+          { type: 'future', timestamp: '9999-12-31T23:59:59.999Z' },
+        ],
+      }),
+    );
+    expectStatus(res, 200, 'far times');
+    const events = await storedOf('far-times');
+    assert.equal(events.length, 2);
+    for (const e of events) assert.match(e.metadata.time.create, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.equal(events.find((e) => e.type === 'future')!.metadata.time.source, 'clamped');
+  });
+
+  test('a User-Agent of 100 kB is a 431; of 10 kB it is read by its start', async () => {
+    const big = await sendRaw(port, {
+      path: '/track',
+      headers: { 'user-agent': 'x'.repeat(100_000) },
+      body: body('ua-100k'),
+    });
+    assertError(big, 431, 'User-Agent of 100 kB');
+    const res = await service.post('/track', body('ua-10k'), {
+      'user-agent': `Mozilla/5.0 ${'y'.repeat(10_000)}`,
+    });
+    expectStatus(res, 200, 'User-Agent of 10 kB');
+    const session = expectStatus(await service.get('/session/ua-10k'), 200);
+    assert.ok(JSON.stringify(session).length < 2000, 'nothing of it is stored whole');
+  });
+
+  test('invalid UTF-8 in User-Agent and X-Forwarded-For: answered, stored safely, never a 500', async () => {
+    const head = Buffer.concat([
+      Buffer.from('POST /track HTTP/1.1\r\nhost: x\r\nuser-agent: Mozilla/5.0 '),
+      Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]),
+      Buffer.from('\r\nx-forwarded-for: 203.0.113.'),
+      Buffer.from([0xff]),
+      Buffer.from(', 10.0.0.1\r\n'),
+    ]);
+    const answer = await rawRequest(port, head, body('bad-bytes'));
+    assert.equal(answer.status, 200, answer.body);
+    const [event] = await storedOf('bad-bytes');
+    assert.equal(event!.metadata.ip, null, 'a forwarded value that is no address');
+    expectStatus(await service.get('/session/bad-bytes'), 200);
+  });
+
+  test('X-Forwarded-For with hundreds of entries, or garbage: stored safely', async () => {
+    const hops = Array.from({ length: 400 }, (_, i) => `10.0.${i >> 8}.${i & 255}`).join(', ');
+    for (const [sid, header, ip] of [
+      ['xff-many', `198.51.100.4, ${hops}`, '198.51.100.4'],
+      ['xff-garbage', `'; DROP TABLE events; --, <script>`, null],
+      ['xff-commas', ',,,  ,', '127.0.0.1'],
+      ['xff-long', 'z'.repeat(8000), null],
+    ] as const) {
+      const res = await sendRaw(port, {
+        path: '/track',
+        headers: { 'x-forwarded-for': header },
+        body: body(sid),
+      });
+      assert.equal(res.status, 200, `${sid}: ${res.body}`);
+      const [event] = await storedOf(sid);
+      assert.equal(event!.metadata.ip, ip, sid);
+    }
   });
 });

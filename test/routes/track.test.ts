@@ -69,7 +69,17 @@ describe('POST /track', () => {
         'source',
         'type',
       ]);
-      assert.deepEqual(Object.keys(event.metadata).sort(), ['ip', 'profile_less', 'status', 'time']);
+      assert.deepEqual(Object.keys(event.metadata).sort(), [
+        'client_id',
+        'ip',
+        'profile_less',
+        'status',
+        'time',
+      ]);
+      assert.equal(event.metadata.client_id, null);
+      assert.deepEqual(Object.keys(event.metadata.time).sort(), ['create', 'insert', 'source']);
+      assert.equal(event.metadata.time.create, event.metadata.time.insert, 'no timestamp: the receipt time');
+      assert.equal(event.metadata.time.source, 'server');
       assert.equal(typeof event.id, 'string');
       assert.deepEqual(event.source, { id: 'src-1' });
       assert.deepEqual(event.session, { id: res.session.id });
@@ -85,7 +95,21 @@ describe('POST /track', () => {
   test('the stored session and profile have the record shapes of section 6', async () => {
     const res = await track(service, payload());
     const session = await read(service, `/session/${res.session.id}`);
-    assert.deepEqual(Object.keys(session).sort(), ['context', 'id', 'metadata', 'profile', 'properties']);
+    assert.deepEqual(Object.keys(session).sort(), [
+      'app',
+      'context',
+      'device',
+      'id',
+      'metadata',
+      'os',
+      'profile',
+      'properties',
+    ]);
+    // What the request said of its device: the test client's User-Agent (`lightMyRequest`) reads as
+    // a bot's, and a loopback address has no country.
+    assert.deepEqual(session.device, { type: 'bot', geo: { country: { code: null } } });
+    assert.deepEqual(session.os, { name: null, version: null });
+    assert.deepEqual(session.app, { name: null, version: null, bot: true });
     assert.equal(session.id, res.session.id);
     assert.deepEqual(session.profile, { id: res.profile.id });
     assert.match(session.metadata.time.insert, ISO_UTC);

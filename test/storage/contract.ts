@@ -18,6 +18,7 @@ import { sourceFromInput } from '../../src/domain/sources.js';
 import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
 import { destinationContract } from './destination-contract.js';
+import { eventTrustContract } from './contract-events.js';
 
 export interface StoreHandle {
   /** A new store over fresh, empty storage; not opened yet. */
@@ -44,7 +45,13 @@ export function event(id: string, overrides: Partial<EventRecord> = {}, insert =
     source: { id: 'src-1' },
     session: null,
     profile: null,
-    metadata: { time: { insert }, ip: '127.0.0.1', status: 'collected', profile_less: true },
+    metadata: {
+      time: { insert, create: insert, source: 'server' },
+      client_id: null,
+      ip: '127.0.0.1',
+      status: 'collected',
+      profile_less: true,
+    },
     ...overrides,
   };
 }
@@ -181,7 +188,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
         profile: { op: 'create', record: created },
         events: [],
       });
-      assert.deepEqual(r1, { ok: true, profile: created });
+      assert.deepEqual(r1, { ok: true, profile: created, duplicates: [] });
       assert.deepEqual(await store.getProfile('p1'), created);
 
       const r2 = await store.commit({
@@ -208,7 +215,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.equal(await store.getProfile('nope'), null);
 
       const plain = await store.commit({ events: [event('e-plain')] });
-      assert.deepEqual(plain, { ok: true, profile: null });
+      assert.deepEqual(plain, { ok: true, profile: null, duplicates: [] });
     });
 
     test('commit: write sets of one batch are isolated; a conflicting one writes nothing of itself', async (t) => {
@@ -894,6 +901,8 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.equal((await reopened.listEvents({}, 100, null)).length, 30);
       assert.equal((await reopened.getSession('s29'))?.version, 1);
     });
+
+    eventTrustContract((t) => open(t));
 
     test('commit rejects with WriteQueueFullError past the queue limit', async (t) => {
       const { store } = await open(t, 3);

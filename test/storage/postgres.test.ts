@@ -80,6 +80,35 @@ describe('postgres: several processes on one database', () => {
     }
   });
 
+  test('the same client ids from two stores at once: each stored once', async (t) => {
+    const url = await testSchema();
+    const [a, b] = [await openedStore(t, url), await openedStore(t, url)];
+    const keys = Array.from({ length: 20 }, (_, i) => `k${String(i).padStart(2, '0')}`);
+    const withKey = (id: string, key: string) => {
+      const e = event(id);
+      e.metadata.client_id = key;
+      return e;
+    };
+    // Each store commits every key, one write set per key, and b also one write set with all of them
+    // (in reverse: the store inserts a write set's client ids in one order whatever it is sent in). A
+    // few keys also go in opposite orders: the database resolves the deadlock and the loser retries.
+    const reversed = ['r0', 'r1', 'r2'];
+    const results = await Promise.all([
+      ...keys.map((key) => a.commit({ events: [withKey(`a-${key}`, key)] })),
+      ...keys.map((key) => b.commit({ events: [withKey(`b-${key}`, key)] })),
+      b.commit({ events: [...keys].reverse().map((key) => withKey(`all-${key}`, key)) }),
+      ...reversed.map((key) => a.commit({ events: [withKey(`a-${key}`, key)] })),
+      ...[...reversed].reverse().map((key) => b.commit({ events: [withKey(`b-${key}`, key)] })),
+    ]);
+    const duplicates = results.flatMap((r) => (r.ok ? r.duplicates : assert.fail(JSON.stringify(r))));
+    assert.equal(duplicates.length, keys.length * 2 + reversed.length);
+    for (const key of [...keys, ...reversed]) {
+      const stored = await a.listEvents({ clientId: key }, 10, null);
+      assert.equal(stored.length, 1, key);
+      assert.ok(!duplicates.includes(stored[0]!.id));
+    }
+  });
+
   test('batches that visit the same profiles in opposite orders do not fail', async (t) => {
     const url = await testSchema();
     const [a, b] = [await openedStore(t, url), await openedStore(t, url)];

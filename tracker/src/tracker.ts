@@ -9,6 +9,9 @@
  *   the next event starts a new visit); the profile id lives in localStorage and is sent on later visits,
  *   replaced whenever the service answers with another one.
  * - On page hide, whatever is still queued goes out with navigator.sendBeacon.
+ * - Every event gets an id when it is queued (kept across retries and the page-hide beacon, so the
+ *   service stores it once however often it arrives) and its `timestamp`; each attempt carries
+ *   `sent_at`, so that the service can correct a device clock that is off.
  * - A request is retried (with back-off) only on a network error or a 503; never on a 4xx.
  * - `data-dnt="respect"` turns the tracker off for visitors whose browser sends Do Not Track.
  * - `data-page-view="off"` stops the automatic `page-view` event of each page load.
@@ -28,10 +31,15 @@ interface PageInfo {
 }
 
 interface QueuedEvent {
+  id: string;
+  timestamp: string;
   type: string;
   properties: Properties;
   context: { page: PageInfo };
 }
+
+/** A request's payload without `sent_at`, which each attempt sets anew. */
+type Payload = Record<string, unknown> & { events: QueuedEvent[] };
 
 export interface Tracker {
   track(type: string, properties?: Properties): void;
@@ -92,8 +100,8 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
   let loaded = false;
   let sending = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  /** The body of a request waiting for its retry: sent by beacon if the page goes away meanwhile. */
-  let retrying: string | null = null;
+  /** The payload of a request waiting for its retry: sent by beacon if the page goes away meanwhile. */
+  let retrying: Payload | null = null;
 
   /** The session id of the cookie, or a new one (a new visit); either way its idle time restarts. */
   function session(): string {
@@ -107,8 +115,8 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
     return { url: location.href, path: location.pathname, title: document.title };
   }
 
-  function body(events: QueuedEvent[]): string {
-    return JSON.stringify({
+  function payloadOf(events: QueuedEvent[]): Payload {
+    return {
       source: { id: source },
       session: { id: session() },
       ...(profileId ? { profile: { id: profileId } } : {}),
@@ -118,7 +126,12 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
         screen: { width: screen.width, height: screen.height },
       },
       events,
-    });
+    };
+  }
+
+  /** The text of one attempt: the payload with the time it is sent. */
+  function body(payload: Payload): string {
+    return JSON.stringify({ ...payload, sent_at: new Date().toISOString() });
   }
 
   function remember(answer: unknown): void {
@@ -138,17 +151,18 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
     timer = undefined;
     if (sending || queue.length === 0) return;
     const types = queue.map((e) => e.type);
-    const payload = body(queue);
+    const payload = payloadOf(queue);
     queue = [];
     sending = true;
     for (let attempt = 0; ; attempt++) {
       let status: number; // 0: network error
       let detail: unknown;
       try {
+        const text = body(payload);
         const response = await fetch(endpoint, {
           method: 'POST',
-          body: payload, // text/plain: a simple CORS request, no preflight
-          keepalive: payload.length < KEEPALIVE_MAX,
+          body: text, // text/plain: a simple CORS request, no preflight
+          keepalive: text.length < KEEPALIVE_MAX,
         });
         status = response.status;
         const answer = (await response.json().catch(() => null)) as { detail?: unknown } | null;
@@ -177,13 +191,14 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
   function leave(): void {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    const bodies = queue.length > 0 ? [body(queue)] : [];
+    const payloads = queue.length > 0 ? [payloadOf(queue)] : [];
     queue = [];
-    if (retrying !== null) bodies.unshift(retrying);
+    if (retrying !== null) payloads.unshift(retrying);
     retrying = null;
-    for (const payload of bodies) {
-      if (!navigator.sendBeacon?.(endpoint, payload)) {
-        fetch(endpoint, { method: 'POST', body: payload, keepalive: true }).catch(() => undefined);
+    for (const payload of payloads) {
+      const text = body(payload);
+      if (!navigator.sendBeacon?.(endpoint, text)) {
+        fetch(endpoint, { method: 'POST', body: text, keepalive: true }).catch(() => undefined);
       }
     }
   }
@@ -205,7 +220,13 @@ export function createTracker(script: HTMLScriptElement | null): Tracker {
   const tracker: Tracker = {
     track(type, properties = {}) {
       if (typeof type !== 'string' || type === '') return;
-      queue.push({ type, properties, context: { page: page() } });
+      queue.push({
+        id: randomId(),
+        timestamp: new Date().toISOString(),
+        type,
+        properties,
+        context: { page: page() },
+      });
       schedule();
     },
     flush() {

@@ -14,6 +14,26 @@ const FILTERS = [
   ['session_id', 'Session id'],
 ] as const;
 
+const TIME_SOURCES: Record<string, string> = {
+  server: 'no device time: when the service received it',
+  device: 'the device time as sent',
+  corrected: "the device time, corrected for the device clock's offset",
+  clamped: 'the device time lay in the future: when the service received it',
+};
+
+/** When the event happened (`metadata.time.create`) and where that time comes from. */
+function happened(event: EventRecord): HTMLTableCellElement {
+  const { create, source = 'server' } = event.metadata.time;
+  const time = create ?? event.metadata.time.insert;
+  return h(
+    'td',
+    { className: 'happened', title: `${time} · ${TIME_SOURCES[source] ?? source}`, 'data-source': source },
+    formatTime(time, time.slice(0, 10) !== event.metadata.time.insert.slice(0, 10)),
+    ' ',
+    h('span', { className: `time-source ${source}` }, source),
+  );
+}
+
 /** The live view: events as they arrive (polled every 2 s), and a chart of events per type and minute. */
 export const eventsView: View = (root) => {
   const inputs = Object.fromEntries(
@@ -70,7 +90,9 @@ export const eventsView: View = (root) => {
             h(
               'tr',
               {},
-              ['Time', 'Type', 'Source', 'Profile', 'Session', 'Properties'].map((t) => h('th', {}, t)),
+              ['Received', 'Happened', 'Type', 'Source', 'Profile', 'Session', 'Properties'].map((t) =>
+                h('th', {}, t),
+              ),
             ),
           ),
           rows,
@@ -87,11 +109,12 @@ export const eventsView: View = (root) => {
       'tr',
       { className: fresh ? 'fresh' : '', 'data-id': event.id, 'data-type': event.type },
       h('td', { title: event.metadata.time.insert }, formatTime(event.metadata.time.insert)),
+      happened(event),
       h('td', { className: 'type' }, h('span', { className: 'tag' }, event.type)),
       h('td', {}, event.source.id),
       h(
         'td',
-        { className: 'mono' },
+        { className: 'mono profile' },
         profile
           ? h('a', { href: `#/profile/${encodeURIComponent(profile)}`, title: profile }, shortId(profile))
           : '—',
@@ -111,7 +134,7 @@ export const eventsView: View = (root) => {
         seen.add(event.id);
       }
       if (page.result.length === 0) {
-        rows.append(h('tr', {}, h('td', { colSpan: 6, className: 'muted' }, 'No events yet.')));
+        rows.append(h('tr', {}, h('td', { colSpan: 7, className: 'muted' }, 'No events yet.')));
       }
       first = false;
       status.textContent = `${page.result.length} newest · updated ${new Date().toLocaleTimeString()}`;

@@ -14,6 +14,24 @@ function pick(record: Record<string, unknown>, path: string[]): unknown {
   return value;
 }
 
+const named = (name: string | null | undefined, version: string | null | undefined) =>
+  name ? `${name}${version ? ` ${version}` : ''}` : '—';
+
+/** What a session's first request said of its device, one cell each: type, system, browser, country. */
+function deviceCells(session: SessionRecord | null): HTMLTableCellElement[] {
+  return [
+    h('td', { className: 'device' }, session?.device?.type ?? '—'),
+    h('td', { className: 'os' }, named(session?.os?.name, session?.os?.version)),
+    h(
+      'td',
+      { className: 'app' },
+      named(session?.app?.name, session?.app?.version),
+      session?.app?.bot ? h('span', { className: 'tag' }, 'bot') : null,
+    ),
+    h('td', { className: 'country' }, session?.device?.geo.country.code ?? '—'),
+  ];
+}
+
 /** One profile: its traits, its sessions and the timeline of its events. */
 export const profileView: View = (root, { params }) => {
   const id = params[0] ?? '';
@@ -133,7 +151,17 @@ async function show(id: string, body: HTMLElement): Promise<void> {
           h(
             'tr',
             {},
-            ['Session', 'Started', 'Last activity', 'Events', 'Landing page'].map((t) => h('th', {}, t)),
+            [
+              'Session',
+              'Started',
+              'Last activity',
+              'Events',
+              'Device',
+              'System',
+              'Browser',
+              'Country',
+              'Landing page',
+            ].map((t) => h('th', {}, t)),
           ),
         ),
         h(
@@ -147,11 +175,18 @@ async function show(id: string, body: HTMLElement): Promise<void> {
               h('td', {}, formatTime(s?.metadata.time.insert, true)),
               h('td', {}, formatTime(s?.metadata.time.update, true)),
               h('td', {}, String(counts.get(sessionIds[i] ?? '') ?? 0)),
+              ...deviceCells(s),
               h('td', { className: 'mono' }, String(s ? (pick(s.context, ['page', 'url']) ?? '') : '')),
             ),
           ),
         ),
       ),
+    ),
+    h(
+      'p',
+      { className: 'muted attribution' },
+      'Countries: ',
+      h('a', { href: 'https://db-ip.com', rel: 'noopener', target: '_blank' }, 'IP Geolocation by DB-IP'),
     ),
     h(
       'section',

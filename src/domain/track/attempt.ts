@@ -1,6 +1,7 @@
 import type { EventRecord, EventSource, ProfileRecord, WriteSet } from '../../model/records.js';
 import { commitWriteSet } from '../commit.js';
 import { Conflict } from '../errors.js';
+import { RequestClock } from '../event-time.js';
 import type { Identity, IdentityInput } from '../identity.js';
 import { resolveIdentity, transientIdentity } from '../identity.js';
 import type { Trace } from '../trace.js';
@@ -13,7 +14,13 @@ export interface Outcome {
   profile: ProfileRecord | null;
   sessionSaved: boolean;
   profileSaved: boolean;
+  /** The events stored. */
   events: EventRecord[];
+  /**
+   * Events not stored because an event with the same client id is stored for their source (or came
+   * earlier in the request): they run no later step.
+   */
+  duplicates: EventRecord[];
 }
 
 /**
@@ -58,6 +65,29 @@ function identityInput(deps: TrackDeps, request: TrackRequest, now: string): Ide
   };
 }
 
+/** A session this request creates gets what its User-Agent and address say: once per session. */
+function enrichNewSession(
+  deps: TrackDeps,
+  request: TrackRequest,
+  identity: Identity,
+  saveSession: boolean,
+  trace: Trace,
+): Identity {
+  const write = identity.sessionWrite;
+  if (!saveSession || !write || write.expectVersion !== null) return identity;
+  const fields = deps.enricher.session(request.userAgent, request.ip);
+  if (!fields) return identity;
+  const session = { ...identity.session, ...fields };
+  const { device, os, app } = fields;
+  trace.log(
+    'info',
+    'enrichment',
+    `session ${session.id}: ${device.type}, ${os.name ?? 'unknown system'}, ${app.name ?? 'unknown app'}, country ${device.geo.country.code ?? 'unknown'}`,
+  );
+  trace.step('enrichment');
+  return { ...identity, session, sessionWrite: { ...write, record: session } };
+}
+
 async function attemptOnce(
   deps: TrackDeps,
   request: TrackRequest,
@@ -66,15 +96,19 @@ async function attemptOnce(
   trace: Trace,
   attempt: number,
 ): Promise<Outcome | 'conflict'> {
-  const now = deps.clock().toISOString();
+  const received = deps.clock();
+  const now = received.toISOString();
   const input = identityInput(deps, request, now);
-  const identity = source.transitional
+  const resolved = source.transitional
     ? transientIdentity(input)
     : await resolveIdentity(deps.store, input, trace);
   trace.step('identity');
+  const identity = enrichNewSession(deps, request, resolved, options.saveSession, trace);
 
   const saveEvents = options.saveEvents && !source.transitional;
-  const events = buildEvents(request, identity, now, saveEvents, deps.newId, trace);
+  const clock = RequestClock.at(request.receivedAt ?? received, request.payload.sent_at, deps.clockSkewSec);
+  const ip = deps.enricher.storedAddress(request.ip);
+  const events = buildEvents(request, identity, { now, clock, ip, saveEvents, newId: deps.newId }, trace);
   trace.step('events');
 
   const checked = await deps.validator.check({
@@ -99,7 +133,14 @@ async function attemptOnce(
   const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
   if (source.transitional || nothing) {
     trace.log('info', 'store', 'nothing to store');
-    return { identity, profile: identity.profile, sessionSaved: false, profileSaved: false, events: [] };
+    return {
+      identity,
+      profile: identity.profile,
+      sessionSaved: false,
+      profileSaved: false,
+      events: [],
+      duplicates: [],
+    };
   }
   const result = await commitWriteSet(deps.store, deps.observer, writeSet);
   trace.step('commit');
@@ -111,18 +152,38 @@ async function attemptOnce(
     );
     return 'conflict';
   }
-  const savedIds = new Set(events.saved.map((e) => e.id));
-  for (const e of trace.events) e.saved = savedIds.has(e.id);
+  const { stored, duplicates } = splitDuplicates(events.saved, result.duplicates);
+  if (duplicates.length > 0) deps.observer.eventsDuplicate(source.id, duplicates.length);
+  if (trace.enabled) {
+    const storedIds = new Set(stored.map((e) => e.id));
+    const duplicateIds = new Set(result.duplicates);
+    for (const e of trace.events) {
+      e.saved = storedIds.has(e.id);
+      if (duplicateIds.has(e.id)) e.skipped = 'duplicate';
+    }
+  }
   trace.log(
     'info',
     'store',
-    `committed: ${writeSet.session ? 1 : 0} session, ${writeSet.profile ? 1 : 0} profile, ${events.saved.length} events`,
+    `committed: ${writeSet.session ? 1 : 0} session, ${writeSet.profile ? 1 : 0} profile, ${stored.length} events` +
+      (duplicates.length > 0 ? `; ${duplicates.length} duplicates not stored again` : ''),
   );
   return {
     identity,
     profile: result.profile ?? identity.profile,
     sessionSaved: writeSet.session !== undefined,
     profileSaved: writeSet.profile !== undefined,
-    events: events.saved,
+    events: stored,
+    duplicates,
   };
+}
+
+/** The events a commit stored, and those it reported as duplicates. */
+function splitDuplicates(
+  events: EventRecord[],
+  duplicateIds: string[],
+): { stored: EventRecord[]; duplicates: EventRecord[] } {
+  if (duplicateIds.length === 0) return { stored: events, duplicates: [] };
+  const ids = new Set(duplicateIds);
+  return { stored: events.filter((e) => !ids.has(e.id)), duplicates: events.filter((e) => ids.has(e.id)) };
 }

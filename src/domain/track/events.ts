@@ -1,9 +1,22 @@
 import { performance } from 'node:perf_hooks';
 import type { EventRecord } from '../../model/records.js';
+import type { RequestClock } from '../event-time.js';
 import type { Identity } from '../identity.js';
 import { deepMerge } from '../merge.js';
 import type { Trace } from '../trace.js';
 import type { TrackRequest } from './request.js';
+
+/** What the event records of a request are built from, besides the payload and the identity. */
+export interface EventStamp {
+  /** The insert time of the request's events. */
+  now: string;
+  /** When each event happened (docs/api.md#event-time). */
+  clock: RequestClock;
+  /** The client address as it is stored. */
+  ip: string | null;
+  saveEvents: boolean;
+  newId: () => string;
+}
 
 /**
  * The event records of a request as they would be stored (docs/api.md#profile-and-session: each
@@ -12,9 +25,7 @@ import type { TrackRequest } from './request.js';
 export function buildEvents(
   request: TrackRequest,
   identity: Identity,
-  now: string,
-  saveEvents: boolean,
-  newId: () => string,
+  stamp: EventStamp,
   trace: Trace,
 ): { records: EventRecord[]; saved: EventRecord[] } {
   const { payload, profileLess } = request;
@@ -23,18 +34,25 @@ export function buildEvents(
   const saved: EventRecord[] = [];
   for (const input of payload.events) {
     const started = trace.enabled ? performance.now() : 0;
+    const { create, source } = stamp.clock.eventTime(input.timestamp);
     const record: EventRecord = {
-      id: newId(),
+      id: stamp.newId(),
       type: input.type,
       properties: input.properties ?? {},
       context: input.context ? deepMerge(topContext, input.context).value : topContext,
       source: { id: payload.source.id },
       session: { id: identity.session.id },
       profile: identity.profile ? { id: identity.profile.id } : null,
-      metadata: { time: { insert: now }, ip: request.ip, status: 'collected', profile_less: profileLess },
+      metadata: {
+        time: { insert: stamp.now, create, source },
+        client_id: input.id ?? null,
+        ip: stamp.ip,
+        status: 'collected',
+        profile_less: profileLess,
+      },
     };
     records.push(record);
-    const skipped = !saveEvents
+    const skipped = !stamp.saveEvents
       ? 'options.saveEvents is false'
       : input.options?.save === false
         ? 'options.save is false'

@@ -1,5 +1,6 @@
 import type { TrackPayload } from '../../model/payloads.js';
 import type { Store } from '../../storage/store.js';
+import type { Enricher } from '../enrichment/enricher.js';
 import type { KeyedLock } from '../keyed-lock.js';
 import type { PipelineObserver } from '../observer.js';
 import type { Quarantine } from '../quarantine.js';
@@ -11,7 +12,11 @@ import type { EventValidator } from '../validation/validator.js';
 export interface TrackRequest {
   payload: TrackPayload;
   profileLess: boolean;
+  /** The client's address (docs/api.md#client-address), before any anonymisation. */
   ip: string | null;
+  userAgent: string | null;
+  /** When the request was first received, for a replay from the quarantine; else now. */
+  receivedAt?: Date;
 }
 
 /** What the tracking pipeline works with, built once per app. */
@@ -22,6 +27,9 @@ export interface TrackDeps {
   validator: EventValidator;
   limiter: RateLimiter;
   observer: PipelineObserver;
+  enricher: Enricher;
+  /** Seconds a device clock may be off before its event times are corrected (TRACK_CLOCK_SKEW). */
+  clockSkewSec: number;
   /** Where requests refused by validation are kept; absent when replaying from it. */
   quarantine?: Quarantine;
   /** False when the service is configured to ignore `options.debugger`. */

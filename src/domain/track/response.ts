@@ -19,7 +19,8 @@ export interface TrackResponse {
   response: JsonObject;
   debugging?: {
     session: Counted;
-    events: Counted;
+    /** `duplicates`: the client ids of the events not stored because they were stored before. */
+    events: Counted & { duplicates: string[] };
     profile: Counted;
     execution: ReturnType<Trace['execution']>;
     segmentation: { errors: string[]; ids: string[] };
@@ -61,6 +62,7 @@ export function respond(
         errors: [],
         ids: outcome.events.map((e) => e.id),
         types: [...new Set(outcome.events.map((e) => e.type))],
+        duplicates: outcome.duplicates.map((e) => e.metadata.client_id ?? ''),
       },
       profile: counted(outcome.profileSaved, outcome.profile?.id),
       execution: trace.execution(),

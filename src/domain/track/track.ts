@@ -1,7 +1,9 @@
+import type { EventSource } from '../../model/records.js';
 import { admitSource, refuse } from '../admission.js';
+import { transientIdentity } from '../identity.js';
 import { Trace } from '../trace.js';
 import { resolveAndCommit } from './attempt.js';
-import { optionsOf, type TrackDeps, type TrackRequest } from './request.js';
+import { optionsOf, type TrackDeps, type TrackOptions, type TrackRequest } from './request.js';
 import { respond, type TrackResponse } from './response.js';
 
 /**
@@ -21,6 +23,7 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
     `source ${source.id} accepted${source.transitional ? ' (transitional: nothing is stored)' : ''}`,
   );
   trace.step('source');
+  if (deps.enricher.drops(request.userAgent)) return dropBot(deps, request, source, options, trace);
 
   const run = () => resolveAndCommit(deps, request, source, options, trace);
   try {
@@ -33,9 +36,49 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
       source_id: source.id,
       session_id: payload.session.id,
       event_types: [...new Set(payload.events.map((e) => e.type))],
-      request: { body: payload, profile_less: request.profileLess, ip: request.ip },
+      request: {
+        body: payload,
+        profile_less: request.profileLess,
+        ip: deps.enricher.storedAddress(request.ip),
+        user_agent: request.userAgent,
+      },
     });
   }
+}
+
+/**
+ * A bot's request with TRACK_BOTS=drop: answered as usual (a first visit with a new profile id), but
+ * nothing is read, validated or stored (docs/api.md#enrichment).
+ */
+function dropBot(
+  deps: TrackDeps,
+  request: TrackRequest,
+  source: EventSource,
+  options: TrackOptions,
+  trace: Trace,
+): TrackResponse {
+  const { payload } = request;
+  const identity = transientIdentity({
+    sessionId: payload.session.id,
+    profileId: undefined,
+    profileLess: request.profileLess,
+    context: payload.context ?? undefined,
+    properties: payload.properties ?? undefined,
+    now: deps.clock().toISOString(),
+    newId: deps.newId,
+  });
+  trace.log('info', 'enrichment', 'the User-Agent is a bot: nothing is stored (TRACK_BOTS=drop)');
+  deps.observer.eventsAccepted(payload.events.length);
+  deps.observer.eventsDropped(payload.events.length, 'bot');
+  const outcome = {
+    identity,
+    profile: identity.profile,
+    sessionSaved: false,
+    profileSaved: false,
+    events: [],
+    duplicates: [],
+  };
+  return respond(request, source, options, outcome, trace);
 }
 
 export type { TrackDeps, TrackRequest } from './request.js';

@@ -10,6 +10,8 @@ const time = { type: 'string', format: 'date-time' } as const;
 
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
+const nullableString = { type: ['string', 'null'] } as const;
+
 export const eventSource = {
   $id: 'EventSource',
   type: 'object',
@@ -55,7 +57,19 @@ export const eventRecord = {
     metadata: {
       type: 'object',
       properties: {
-        time: { type: 'object', properties: { insert: time } },
+        time: {
+          type: 'object',
+          properties: {
+            insert: { ...time, description: 'when the service received the event' },
+            create: { ...time, description: "when the event happened, by the server's clock" },
+            source: {
+              type: 'string',
+              enum: ['server', 'device', 'corrected', 'clamped'],
+              description: 'where `create` comes from',
+            },
+          },
+        },
+        client_id: { type: ['string', 'null'], description: 'the id the client gave the event' },
         ip: { type: ['string', 'null'] },
         status: { type: 'string' },
         profile_less: { type: 'boolean' },
@@ -76,6 +90,28 @@ export const sessionRecord = {
     },
     context: anyObject,
     properties: anyObject,
+    device: {
+      type: 'object',
+      description: "what the session's first request said; absent when enrichment is off",
+      properties: {
+        type: { type: 'string', enum: ['desktop', 'mobile', 'tablet', 'bot', 'other'] },
+        geo: {
+          type: 'object',
+          properties: {
+            country: {
+              type: 'object',
+              properties: { code: { type: ['string', 'null'], description: 'ISO 3166-1 alpha-2' } },
+            },
+          },
+        },
+      },
+    },
+    os: { type: 'object', properties: { name: nullableString, version: nullableString } },
+    app: {
+      type: 'object',
+      description: 'the browser or app',
+      properties: { name: nullableString, version: nullableString, bot: { type: 'boolean' } },
+    },
   },
 } as const;
 
@@ -154,6 +190,7 @@ export const rejectedRecord = {
         profile_less: { type: 'boolean' },
         event_type: { type: 'string' },
         ip: { type: ['string', 'null'] },
+        user_agent: { type: ['string', 'null'] },
       },
     },
   },

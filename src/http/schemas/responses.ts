@@ -56,7 +56,17 @@ export const trackResponse = {
       description: 'Present with options.debugger (unless TRACK_DEBUG=no)',
       properties: {
         session: counted,
-        events: counted,
+        events: {
+          ...counted,
+          properties: {
+            ...counted.properties,
+            duplicates: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'client ids of events not stored again: an event with that id is stored',
+            },
+          },
+        },
         profile: counted,
         execution: anyObject,
         segmentation: anyObject,

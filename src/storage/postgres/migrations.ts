@@ -83,52 +83,6 @@ export const migrations: string[] = [
   `,
 ];
 
-// Destinations (docs/api.md#destinations). Delivery follows events in the order (xid, seq): the
-// transaction that stored them (pg_current_xact_id(), the top-level one even inside a savepoint),
-// then a sequence. A reader takes only events of transactions older than the oldest one running
-// (pg_snapshot_xmin), which have all ended: any event committed later belongs to a transaction
-// from that xmin on, so it lies after every cursor (docs/architecture.md#delivery). Rows stored before
-// this migration have no xid and are never delivered (no destination existed then).
-migrations.push(`
-  CREATE SEQUENCE events_seq CACHE 100;
-  ALTER TABLE events ADD COLUMN xid xid8, ADD COLUMN seq bigint;
-  ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id(),
-    ALTER COLUMN seq SET DEFAULT nextval('events_seq');
-  CREATE INDEX events_delivery ON events (xid, seq) WHERE xid IS NOT NULL;
-  -- Roles that may insert events (an application role kept apart from the owner) need the sequence.
-  DO $grant$
-  DECLARE r record;
-  BEGIN
-    FOR r IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
-      WHERE table_schema = current_schema() AND table_name = 'events' AND privilege_type = 'INSERT'
-        AND grantee <> current_user
-    LOOP
-      IF r.grantee = 'PUBLIC' THEN EXECUTE 'GRANT USAGE ON SEQUENCE events_seq TO PUBLIC';
-      ELSE EXECUTE format('GRANT USAGE ON SEQUENCE events_seq TO %I', r.grantee);
-      END IF;
-    END LOOP;
-  END $grant$;
-  CREATE TABLE destinations (
-    id text COLLATE "C" PRIMARY KEY,
-    doc text NOT NULL,
-    cursor text COLLATE "C" NOT NULL,
-    delivered bigint NOT NULL DEFAULT 0,
-    failing_since text,
-    last_error text,
-    batch text,
-    lease_owner text,
-    lease_until bigint
-  );
-  CREATE TABLE destination_failed (
-    destination_id text COLLATE "C" NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
-    batch_id text COLLATE "C" NOT NULL,
-    failed_at text COLLATE "C" NOT NULL,
-    doc text NOT NULL,
-    PRIMARY KEY (destination_id, batch_id)
-  );
-  CREATE INDEX destination_failed_time ON destination_failed (destination_id, failed_at DESC, batch_id DESC);
-`);
-
 const LOCK_KEY = 'event-collector.schema_migrations';
 
 export interface MigrationState {
@@ -199,3 +153,63 @@ export function pendingMigrations(options: ConnectionOptions): Promise<number[]>
     return migrations.map((_, i) => i + 1).filter((v) => !done.has(v));
   });
 }
+
+// Client event ids and event times (docs/api.md#duplicates, #event-time). The unique index on
+// (client_id, source_id) decides duplicates inside the committing transaction, across processes
+// too; rows without a client id are not in it and cost it nothing. `create_time` is when the event
+// happened; `off_band` marks events whose create time lies more than a few minutes from their insert
+// time (src/storage/event-band.ts), listed by `events_off_band` for create-time listings. Rows stored
+// before keep nulls and false: their events read with create = insert and no client id.
+migrations.push(`
+  ALTER TABLE events ADD COLUMN client_id text COLLATE "C";
+  ALTER TABLE events ADD COLUMN create_time timestamptz;
+  ALTER TABLE events ADD COLUMN off_band boolean NOT NULL DEFAULT false;
+  CREATE UNIQUE INDEX events_client_id ON events (client_id, source_id) WHERE client_id IS NOT NULL;
+  CREATE INDEX events_off_band ON events (insert_time DESC, id DESC) WHERE off_band;
+`);
+
+// Destinations (docs/api.md#destinations). Delivery follows events in the order (xid, seq): the
+// transaction that stored them (pg_current_xact_id(), the top-level one even inside a savepoint),
+// then a sequence. A reader takes only events of transactions older than the oldest one running
+// (pg_snapshot_xmin), which have all ended: any event committed later belongs to a transaction
+// from that xmin on, so it lies after every cursor (docs/architecture.md#delivery). Rows stored before
+// this migration have no xid and are never delivered (no destination existed then).
+migrations.push(`
+  CREATE SEQUENCE events_seq CACHE 100;
+  ALTER TABLE events ADD COLUMN xid xid8, ADD COLUMN seq bigint;
+  ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id(),
+    ALTER COLUMN seq SET DEFAULT nextval('events_seq');
+  CREATE INDEX events_delivery ON events (xid, seq) WHERE xid IS NOT NULL;
+  -- Roles that may insert events (an application role kept apart from the owner) need the sequence.
+  DO $grant$
+  DECLARE r record;
+  BEGIN
+    FOR r IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
+      WHERE table_schema = current_schema() AND table_name = 'events' AND privilege_type = 'INSERT'
+        AND grantee <> current_user
+    LOOP
+      IF r.grantee = 'PUBLIC' THEN EXECUTE 'GRANT USAGE ON SEQUENCE events_seq TO PUBLIC';
+      ELSE EXECUTE format('GRANT USAGE ON SEQUENCE events_seq TO %I', r.grantee);
+      END IF;
+    END LOOP;
+  END $grant$;
+  CREATE TABLE destinations (
+    id text COLLATE "C" PRIMARY KEY,
+    doc text NOT NULL,
+    cursor text COLLATE "C" NOT NULL,
+    delivered bigint NOT NULL DEFAULT 0,
+    failing_since text,
+    last_error text,
+    batch text,
+    lease_owner text,
+    lease_until bigint
+  );
+  CREATE TABLE destination_failed (
+    destination_id text COLLATE "C" NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
+    batch_id text COLLATE "C" NOT NULL,
+    failed_at text COLLATE "C" NOT NULL,
+    doc text NOT NULL,
+    PRIMARY KEY (destination_id, batch_id)
+  );
+  CREATE INDEX destination_failed_time ON destination_failed (destination_id, failed_at DESC, batch_id DESC);
+`);

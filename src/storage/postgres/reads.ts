@@ -2,6 +2,8 @@
 import type { EventRecord, RejectedRecord } from '../../model/records.js';
 import { pageQuery, rejectedConditions, type Condition, type Dialect } from '../paging.js';
 import type { EventFilter, EventPosition, RejectedFilter } from '../store.js';
+import { eventOf } from '../documents.js';
+import { insertWindow } from '../event-band.js';
 import { docOf, type DocRow } from './statements.js';
 
 export type Query = (text: string, values: unknown[]) => Promise<{ rows: DocRow[] }>;
@@ -18,6 +20,7 @@ const FILTER_COLUMNS: [keyof EventFilter, string][] = [
   ['sessionId', 'session_id'],
   ['type', 'type'],
   ['sourceId', 'source_id'],
+  ['clientId', 'client_id'],
 ];
 
 async function page<T>(
@@ -32,7 +35,7 @@ async function page<T>(
   return (await query(sql, params)).rows.map((row) => docOf<T>(row)!);
 }
 
-export function listEvents(
+export async function listEvents(
   query: Query,
   filter: EventFilter,
   limit: number,
@@ -43,7 +46,33 @@ export function listEvents(
     const value = filter[key];
     if (value !== undefined) conditions.push([`${column} = {}`, value]);
   }
-  return page<EventRecord>(query, 'events', 'insert_time', conditions, limit, after);
+  const window = insertWindow(filter);
+  if (!window) {
+    return (await page<EventRecord>(query, 'events', 'insert_time', conditions, limit, after)).map(eventOf);
+  }
+  // A create-time range: the in-band events inserted in its window, and the off-band ones, each
+  // newest first, merged (src/storage/event-band.ts).
+  const create = 'coalesce(create_time, insert_time)';
+  if (filter.since !== undefined) conditions.push([`${create} >= {}::timestamptz`, filter.since]);
+  if (filter.until !== undefined) conditions.push([`${create} < {}::timestamptz`, filter.until]);
+  const inBand: Condition[] = [...conditions, ['NOT off_band', null]];
+  if (window.from !== null) inBand.push(['insert_time >= {}::timestamptz', window.from]);
+  if (window.to !== null) inBand.push(['insert_time < {}::timestamptz', window.to]);
+  const offBand: Condition[] = [...conditions, ['off_band', null]];
+  const first = pageQuery(dialect, 'events', 'insert_time', inBand, limit, after, 0, ', insert_time, id');
+  const second = pageQuery(
+    dialect,
+    'events',
+    'insert_time',
+    offBand,
+    limit,
+    after,
+    first.params.length,
+    ', insert_time, id',
+  );
+  const sql = `SELECT doc, raw FROM ((${first.sql}) UNION ALL (${second.sql})) AS listed ORDER BY insert_time DESC, id DESC LIMIT ${limit}`;
+  const { rows } = await query(sql, [...first.params, ...second.params]);
+  return rows.map((row) => eventOf(docOf<EventRecord>(row)!));
 }
 
 export function listRejected(

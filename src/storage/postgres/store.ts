@@ -21,6 +21,7 @@ import type {
   StoreChange,
 } from '../store.js';
 import { MigrationsMissingError, StoreUnavailableError } from '../store.js';
+import { eventOf } from '../documents.js';
 import { createPool, inTransaction, type ConnectionOptions } from './connection.js';
 import { translate } from './errors.js';
 import { migrate, pendingMigrations } from './migrations.js';
@@ -201,7 +202,8 @@ export class PostgresStore implements Store {
   }
 
   async getEvent(id: string): Promise<EventRecord | null> {
-    return docOf<EventRecord>((await this.query<DocRow>(SQL.getEvent, [id])).rows[0]);
+    const event = docOf<EventRecord>((await this.query<DocRow>(SQL.getEvent, [id])).rows[0]);
+    return event ? eventOf(event) : null;
   }
 
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {

@@ -1,5 +1,6 @@
-import type { ProfileRecord, WriteSet } from '../../model/records.js';
+import type { EventRecord, ProfileRecord, WriteSet } from '../../model/records.js';
 import { applyVisit } from '../../model/profiles.js';
+import { offBand } from '../event-band.js';
 
 /**
  * jsonb cannot hold U+0000 or a lone surrogate. JSON.stringify writes both as `\u` escapes (and every
@@ -21,10 +22,32 @@ export type WritePlan =
       statement: { name: string; text: string; values: unknown[] };
       /** The profile as this write set leaves it (created or visited), when it has one. */
       profile: ProfileRecord | null;
+      /** True when the statement answers `duplicates`: its events carry client ids. */
+      keyed: boolean;
     };
 
-const EVENT_COLUMNS = 'id, insert_time, type, source_id, session_id, profile_id, doc, raw';
-const EVENT_TYPES = ['text', 'timestamptz', 'text', 'text', 'text', 'text', 'jsonb', 'json'];
+const EVENT_COLUMNS =
+  'id, insert_time, type, source_id, session_id, profile_id, client_id, create_time, off_band, doc, raw';
+const EVENT_TYPES = [
+  'text',
+  'timestamptz',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'timestamptz',
+  'boolean',
+  'jsonb',
+  'json',
+];
+
+/** By client id (events without one first), each client id's first event first. */
+function byClientId(a: EventRecord, b: EventRecord): number {
+  const x = a.metadata.client_id ?? '';
+  const y = b.metadata.client_id ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+}
 
 /**
  * Plans one write set as a single statement. The session write (insert if absent, or update at the
@@ -41,6 +64,7 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
   };
   const parts: string[] = [];
   const shape: string[] = [];
+  let duplicates = '';
 
   if (ws.session) {
     const { record, expectVersion } = ws.session;
@@ -62,7 +86,7 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
       );
     }
   }
-  const ifSession = ws.session ? ' WHERE EXISTS (SELECT FROM s)' : '';
+  const ifSession = ws.session ? ' WHERE EXISTS (SELECT FROM s)' : ' WHERE true';
   const andIfSession = ws.session ? ' AND EXISTS (SELECT FROM s)' : '';
 
   let profile: ProfileRecord | null = null;
@@ -84,10 +108,13 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     );
   }
 
+  const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
   if (ws.events.length > 0) {
-    shape.push('e');
     const columns: unknown[][] = EVENT_TYPES.map(() => []);
-    for (const e of ws.events) {
+    // Client ids are inserted in one order everywhere, so that two transactions inserting the same
+    // ids wait for each other in the same direction instead of deadlocking.
+    for (const e of keyed ? [...ws.events].sort(byClientId) : ws.events) {
+      const clientId = e.metadata.client_id ?? null;
       const row = [
         e.id,
         e.metadata.time.insert,
@@ -95,17 +122,31 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
         e.source.id,
         e.session?.id ?? null,
         e.profile?.id ?? null,
+        clientId,
+        e.metadata.time.create ?? e.metadata.time.insert,
+        offBand(e),
         ...documentColumns(e),
       ];
       row.forEach((value, i) => columns[i]!.push(value));
     }
-    const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`)).join(', ');
-    parts.push(
-      `e AS (INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays})${ifSession} RETURNING 1)`,
-    );
+    const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`));
+    const insert = `INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays.join(', ')})${ifSession}`;
+    if (keyed) {
+      // An event whose client id is stored for its source, or comes earlier in the statement, is not
+      // inserted: the unique index decides, waiting for another transaction's insert to commit.
+      shape.push('ek');
+      parts.push(
+        `e AS (${insert} ON CONFLICT (client_id, source_id) WHERE client_id IS NOT NULL DO NOTHING RETURNING id)`,
+      );
+      duplicates = `, ARRAY(SELECT i FROM unnest(${arrays[0]}) AS sent(i) WHERE NOT EXISTS (SELECT FROM e WHERE e.id = sent.i)) AS duplicates`;
+    } else {
+      shape.push('e');
+      parts.push(`e AS (${insert} RETURNING 1)`);
+    }
   }
 
-  const result = ws.session ? 'SELECT EXISTS (SELECT FROM s) AS written' : 'SELECT true AS written';
+  const written = ws.session ? 'EXISTS (SELECT FROM s)' : 'true';
+  const result = `SELECT ${written} AS written${duplicates}`;
   const text = parts.length > 0 ? `WITH ${parts.join(', ')} ${result}` : result;
-  return { statement: { name: `write-${shape.join('-') || 'nothing'}`, text, values }, profile };
+  return { statement: { name: `write-${shape.join('-') || 'nothing'}`, text, values }, profile, keyed };
 }

@@ -130,7 +130,10 @@ export class BatchWrites {
     const sent = planned.map(({ plan: { statement } }) =>
       Promise.allSettled([
         client.query('SAVEPOINT write_set'),
-        client.query<{ written: boolean }>({ ...statement, values: statement.values.map(storable) }),
+        client.query<{ written: boolean; duplicates?: string[] }>({
+          ...statement,
+          values: statement.values.map(storable),
+        }),
         client.query('RELEASE SAVEPOINT write_set'),
       ]),
     );
@@ -147,9 +150,11 @@ export class BatchWrites {
         outcomes[index] = { ok: false, error };
         return index + 1;
       }
-      if (write.status === 'fulfilled' && write.value.rows[0]?.written === true) {
+      const row = write.status === 'fulfilled' ? write.value.rows[0] : undefined;
+      if (row?.written === true) {
         if (plan.profile) profiles.set(plan.profile.id, plan.profile);
-        outcomes[index] = { ok: true, value: { ok: true, profile: plan.profile } };
+        const duplicates = plan.keyed ? (row.duplicates ?? []) : [];
+        outcomes[index] = { ok: true, value: { ok: true, profile: plan.profile, duplicates } };
       } else {
         outcomes[index] = { ok: true, value: { ok: false, conflict: 'session' } };
       }

@@ -118,6 +118,33 @@ migrations.push(`
   ALTER TABLE sessions ADD COLUMN update_time TEXT;
 `);
 
+// Client event ids and event times (docs/api.md#duplicates, #event-time). `client_ids` holds the
+// client ids of a run's events (null when none has one); `event_client_ids` keys them by client id
+// and source, one row each, so that a duplicate is found with one look-up per write set; triggers
+// keep it in step with the runs, so erasing an event frees its client id. `oob` marks the runs
+// holding an event whose create time lies more than a few minutes from its insert time (see
+// src/storage/event-band.ts); `event_runs_oob` lists them for create-time listings. Runs stored
+// before have neither: their events read with create = insert and no client id (documents.ts).
+migrations.push(`
+  ALTER TABLE event_runs ADD COLUMN client_ids TEXT;
+  ALTER TABLE event_runs ADD COLUMN oob INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX event_runs_oob ON event_runs (insert_time) WHERE oob = 1;
+  CREATE TABLE event_client_ids (
+    client_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    run INTEGER NOT NULL,
+    PRIMARY KEY (client_id, source_id)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER event_runs_client_ids_added AFTER INSERT ON event_runs WHEN new.client_ids IS NOT NULL BEGIN
+    INSERT INTO event_client_ids (client_id, source_id, run)
+      SELECT value, new.source_id, new.run FROM json_each(new.client_ids);
+  END;
+  CREATE TRIGGER event_runs_client_ids_removed AFTER DELETE ON event_runs WHEN old.client_ids IS NOT NULL BEGIN
+    DELETE FROM event_client_ids
+      WHERE client_id IN (SELECT value FROM json_each(old.client_ids)) AND source_id = old.source_id;
+  END;
+`);
+
 // Destinations (docs/api.md#destinations). A destination's delivery state is its row: the cursor
 // (the first position not delivered: a run and the index of an event in it), the batch in flight
 // (JSON) and the lease of the process delivering. Runs are numbered by the writer in commit order

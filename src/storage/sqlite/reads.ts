@@ -4,6 +4,8 @@
  */
 import type Database from 'better-sqlite3';
 import type { EventRecord } from '../../model/records.js';
+import { eventOf } from '../documents.js';
+import { inCreateRange, insertWindow } from '../event-band.js';
 import type { EventFilter, EventPosition } from '../store.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -34,10 +36,13 @@ export interface RunQuery {
   params: unknown[];
 }
 
+type Part = [conditions: string[], params: unknown[]];
+
 /**
  * The statements listing the runs that may hold matching events, each newest first by (insert
  * time, run). A session filter takes two: the runs naming the stored session by its `seq`, and
- * those naming a session that was not stored (yet) by its id.
+ * those naming a session that was not stored (yet) by its id. A create-time range takes two too:
+ * the in-band runs inserted in its window, and the off-band runs (src/storage/event-band.ts).
  */
 export function runQueries(filter: EventFilter, after: EventPosition | null): RunQuery[] {
   const where: string[] = [];
@@ -53,6 +58,11 @@ export function runQueries(filter: EventFilter, after: EventPosition | null): Ru
     time = 't.insert_time';
     order = 't.insert_time DESC, t.run DESC';
   }
+  if (filter.clientId !== undefined) {
+    from += ' JOIN event_client_ids c ON c.run = r.run';
+    where.push('c.client_id = ?');
+    params.push(filter.clientId);
+  }
   for (const [key, column] of RUN_FILTERS) {
     const value = filter[key];
     if (value === undefined) continue;
@@ -63,18 +73,45 @@ export function runQueries(filter: EventFilter, after: EventPosition | null): Ru
     where.push(`${time} <= ?`);
     params.push(after.insert);
   }
-  const query = (extra: string[], extraParams: unknown[]): RunQuery => {
-    const all = [...where, ...extra];
-    return {
-      sql: `SELECT r.insert_time AS time, r.run, r.docs FROM ${from} ${all.length ? `WHERE ${all.join(' AND ')}` : ''} ORDER BY ${order}`,
-      params: [...params, ...extraParams],
-    };
-  };
-  if (filter.sessionId === undefined) return [query([], [])];
-  return [
-    query(['r.session_seq = (SELECT seq FROM sessions WHERE id = ?)'], [filter.sessionId]),
-    query(['r.session_seq IS NULL', 'r.session_id IS NOT NULL', 'r.session_id = ?'], [filter.sessionId]),
-  ];
+  const sessions: Part[] =
+    filter.sessionId === undefined
+      ? [[[], []]]
+      : [
+          [['r.session_seq = (SELECT seq FROM sessions WHERE id = ?)'], [filter.sessionId]],
+          [['r.session_seq IS NULL', 'r.session_id IS NOT NULL', 'r.session_id = ?'], [filter.sessionId]],
+        ];
+  const window = insertWindow(filter);
+  const bands: Part[] = [[[], []]];
+  if (window) {
+    const inBand: Part = [['r.oob = 0'], []];
+    if (window.from !== null) {
+      inBand[0].push(`${time} >= ?`);
+      inBand[1].push(window.from);
+    }
+    if (window.to !== null) {
+      inBand[0].push(`${time} < ?`);
+      inBand[1].push(window.to);
+    }
+    bands.splice(0, 1, inBand, [['r.oob = 1'], []]);
+  }
+  const queries: RunQuery[] = [];
+  for (const [sessionWhere, sessionParams] of sessions) {
+    for (const [bandWhere, bandParams] of bands) {
+      const all = [...where, ...sessionWhere, ...bandWhere];
+      queries.push({
+        sql: `SELECT r.insert_time AS time, r.run, r.docs FROM ${from} ${all.length ? `WHERE ${all.join(' AND ')}` : ''} ORDER BY ${order}`,
+        params: [...params, ...sessionParams, ...bandParams],
+      });
+    }
+  }
+  return queries;
+}
+
+/** Whether an event of a listed run matches what its run's columns could not tell. */
+function matches(e: EventRecord, filter: EventFilter): boolean {
+  if (filter.type !== undefined && e.type !== filter.type) return false;
+  if (filter.clientId !== undefined && e.metadata.client_id !== filter.clientId) return false;
+  return filter.since === undefined && filter.until === undefined ? true : inCreateRange(e, filter);
 }
 
 /** Rows of several sources, each newest first by (time, run), merged into one such order. */
@@ -126,8 +163,9 @@ export function pageOfRuns(
         if (page.length === limit) break;
         groupTime = row.time;
       }
-      for (const e of JSON.parse(row.docs) as EventRecord[]) {
-        if (filter.type !== undefined && e.type !== filter.type) continue;
+      for (const doc of JSON.parse(row.docs) as EventRecord[]) {
+        const e = eventOf(doc);
+        if (!matches(e, filter)) continue;
         if (after && !before(e, after.insert, after.id)) continue;
         group.push(e);
       }
@@ -143,5 +181,6 @@ export function pageOfRuns(
 /** The event `id` from the docs of its run. */
 export function eventOfRun(docs: string | undefined, id: string): EventRecord | null {
   if (docs === undefined) return null;
-  return (JSON.parse(docs) as EventRecord[]).find((e) => e.id === id) ?? null;
+  const event = (JSON.parse(docs) as EventRecord[]).find((e) => e.id === id);
+  return event ? eventOf(event) : null;
 }

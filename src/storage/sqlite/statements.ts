@@ -59,8 +59,15 @@ export function writeStatements(db: Database.Database) {
     // The run's number comes from the writer (writes.ts: never given twice), not from SQLite, which
     // would give the numbers of deleted newest runs again.
     insertRun: db.prepare(
-      'INSERT OR FAIL INTO event_runs (run, insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT OR FAIL INTO event_runs (run, insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs, client_ids, oob) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
+    // Of the [client id, source id] pairs of a JSON array, those stored: one look-up per write set.
+    storedClientIds: db
+      .prepare(
+        `SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j
+           WHERE EXISTS (SELECT 1 FROM event_client_ids c WHERE c.client_id = j.value ->> 0 AND c.source_id = j.value ->> 1)`,
+      )
+      .raw(),
     eraseSessionEvents: db
       .prepare(
         'DELETE FROM event_runs WHERE session_seq IN (SELECT seq FROM sessions WHERE profile_id = ?) RETURNING json_array_length(ids)',

@@ -78,7 +78,7 @@ export class SqliteStore implements Store {
           const profile = outcome.visited
             ? (JSON.parse(outcome.visited) as ProfileRecord)
             : items[i]!.created;
-          return { ok: true, value: { ok: true, profile } };
+          return { ok: true, value: { ok: true, profile, duplicates: outcome.duplicates } };
         });
       },
       options.writeQueueLimit,

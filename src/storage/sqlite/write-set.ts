@@ -4,6 +4,7 @@
  * few strings per record to copy.
  */
 import type { EventRecord, WriteSet } from '../../model/records.js';
+import { offBand } from '../event-band.js';
 import type { ErrorShape } from './errors.js';
 
 // Tuples rather than objects: a message carries no property names, which makes it cheaper to copy.
@@ -13,7 +14,10 @@ export type SessionRow = [id: string, profileId: string | null, doc: string, exp
 
 export type ProfileRow = [op: 'create', id: string, doc: string] | [op: 'visit', id: string, at: string];
 
-/** A run of events (see migrations.ts) and the JSON arrays of its ids, distinct types and records. */
+/**
+ * A run of events (see migrations.ts): the JSON arrays of its ids, distinct types, records and client
+ * ids (null when none has one), and 1 when an event of it is off band (src/storage/event-band.ts).
+ */
 export type RunRow = [
   insertTime: string,
   sourceId: string,
@@ -22,21 +26,41 @@ export type RunRow = [
   ids: string,
   types: string,
   docs: string,
+  clientIds: string | null,
+  oob: 0 | 1,
 ];
 
 /** A session used by the request without being rewritten, and the time of that request. */
 export type TouchRow = [id: string, at: string];
 
+/** One event of a write set whose events carry client ids: the writer keeps it or not, then makes runs. */
+export type EventRow = [
+  insertTime: string,
+  sourceId: string,
+  sessionId: string | null,
+  profileId: string | null,
+  id: string,
+  type: string,
+  doc: string,
+  clientId: string | null,
+  oob: 0 | 1,
+];
+
+/**
+ * A write set for the writer: its events as runs, or, when some carry client ids, as single events
+ * (`keyed`), which the writer groups into runs once it has dropped the duplicates.
+ */
 export type WriteRow = [
   session: SessionRow | null,
   profile: ProfileRow | null,
   runs: RunRow[],
   touch: TouchRow | null,
+  keyed: EventRow[] | null,
 ];
 
 /** A write set's outcome: `visited` is the profile a visit left, as JSON text. */
 export type RowOutcome =
-  | { ok: true; visited: string | null }
+  | { ok: true; visited: string | null; duplicates: string[] }
   | { ok: false; conflict: 'session' | 'profile' }
   | { ok: false; error: ErrorShape };
 
@@ -53,7 +77,22 @@ export function toRow(ws: WriteSet): WriteRow {
     profile = ['visit', ws.profile.id, ws.profile.at];
   }
   const touch: TouchRow | null = ws.touch ? [ws.touch.id, ws.touch.at] : null;
-  return [session, profile, runsOf(ws.events), touch];
+  const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
+  return [session, profile, keyed ? [] : runsOf(ws.events), touch, keyed ? ws.events.map(eventRow) : null];
+}
+
+function eventRow(e: EventRecord): EventRow {
+  return [
+    e.metadata.time.insert,
+    e.source.id,
+    e.session?.id ?? null,
+    e.profile?.id ?? null,
+    e.id,
+    e.type,
+    JSON.stringify(e),
+    e.metadata.client_id ?? null,
+    offBand(e) ? 1 : 0,
+  ];
 }
 
 /** The events in runs: consecutive events with the same insert time, source, session and profile. */
@@ -65,9 +104,11 @@ function runsOf(events: EventRecord[]): RunRow[] {
     const run = start === 0 && end === events.length ? events : events.slice(start, end);
     const ids: string[] = [];
     const types = new Set<string>();
+    let oob: 0 | 1 = 0;
     for (const e of run) {
       ids.push(e.id);
       types.add(e.type);
+      if (oob === 0 && offBand(e)) oob = 1;
     }
     runs.push([
       a.metadata.time.insert,
@@ -77,6 +118,8 @@ function runsOf(events: EventRecord[]): RunRow[] {
       JSON.stringify(ids),
       JSON.stringify([...types]),
       JSON.stringify(run),
+      null,
+      oob,
     ]);
   }
   return runs;
@@ -89,4 +132,42 @@ function sameRun(a: EventRecord, b: EventRecord): boolean {
     b.session?.id === a.session?.id &&
     b.profile?.id === a.profile?.id
   );
+}
+
+/** Runs of the kept events of a keyed write set (writer thread), grouped like runsOf groups records. */
+export function runsOfRows(rows: EventRow[]): RunRow[] {
+  const runs: RunRow[] = [];
+  for (let start = 0, end = 1; start < rows.length; start = end, end = start + 1) {
+    const a = rows[start]!;
+    while (end < rows.length && sameRowRun(a, rows[end]!)) end++;
+    const ids: string[] = [];
+    const types = new Set<string>();
+    const docs: string[] = [];
+    const clientIds: string[] = [];
+    let oob: 0 | 1 = 0;
+    for (let i = start; i < end; i++) {
+      const [, , , , id, type, doc, clientId, eventOob] = rows[i]!;
+      ids.push(id);
+      types.add(type);
+      docs.push(doc);
+      if (clientId !== null) clientIds.push(clientId);
+      if (eventOob === 1) oob = 1;
+    }
+    runs.push([
+      a[0],
+      a[1],
+      a[2],
+      a[3],
+      JSON.stringify(ids),
+      JSON.stringify([...types]),
+      `[${docs.join(',')}]`,
+      clientIds.length > 0 ? JSON.stringify(clientIds) : null,
+      oob,
+    ]);
+  }
+  return runs;
+}
+
+function sameRowRun(a: EventRow, b: EventRow): boolean {
+  return b[0] === a[0] && b[1] === a[1] && b[2] === a[2] && b[3] === a[3];
 }

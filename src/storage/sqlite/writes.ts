@@ -10,7 +10,7 @@ import type { ErasedCounts } from '../store.js';
 import { prepareDestinationWrites } from './destination-writes.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
-import type { RowOutcome, WriteRow } from './write-set.js';
+import { runsOfRows, type EventRow, type RowOutcome, type WriteRow } from './write-set.js';
 
 /** A stored session as read: its document, version, and the time of its latest request (or null). */
 type SessionRow = [doc: string, version: number, updateTime: string | null];
@@ -28,7 +28,36 @@ export function prepareWrites(db: Database.Database) {
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before
    * the first write, so a conflicting write set leaves no trace.
    */
-  const apply = ([session, profile, runs, touch]: WriteRow): RowOutcome => {
+  /**
+   * The events of a keyed write set without the duplicates: those whose client id is stored for their
+   * source, or came earlier in the write set (docs/api.md#duplicates). One look-up for all of them.
+   */
+  const dropDuplicates = (rows: EventRow[]): { kept: EventRow[]; duplicates: string[] } => {
+    const key = (clientId: string, sourceId: string) => JSON.stringify([clientId, sourceId]);
+    const pairs = rows.filter((r) => r[7] !== null).map((r) => [r[7], r[1]]);
+    const seen = new Set(
+      (s.storedClientIds.all(JSON.stringify(pairs)) as [string, string][]).map(([c, source]) =>
+        key(c, source),
+      ),
+    );
+    const kept: EventRow[] = [];
+    const duplicates: string[] = [];
+    for (const row of rows) {
+      const clientId = row[7];
+      if (clientId !== null) {
+        const k = key(clientId, row[1]);
+        if (seen.has(k)) {
+          duplicates.push(row[4]);
+          continue;
+        }
+        seen.add(k);
+      }
+      kept.push(row);
+    }
+    return { kept, duplicates };
+  };
+
+  const apply = ([session, profile, eventRuns, touch, keyed]: WriteRow): RowOutcome => {
     let visited: ProfileRecord | null = null;
     if (profile?.[0] === 'visit') {
       const doc = s.getProfile.get(profile[1]) as string | undefined;
@@ -58,16 +87,23 @@ export function prepareWrites(db: Database.Database) {
       visitedDoc = JSON.stringify(visited);
       s.updateProfile.run(visitedDoc, visited.id);
     }
-    for (const [time, source, sessionId, profileId, ids, types, docs] of runs) {
+    let runs = eventRuns;
+    let duplicates: string[] = [];
+    if (keyed) {
+      const { kept, duplicates: dropped } = dropDuplicates(keyed);
+      runs = runsOfRows(kept);
+      duplicates = dropped;
+    }
+    for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob] of runs) {
       const seq =
         sessionId === null
           ? null
           : sessionId === written?.id
             ? written.seq
             : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
-      s.insertRun.run(nextRun++, time, source, sessionId, seq, profileId, ids, types, docs);
+      s.insertRun.run(nextRun++, time, source, sessionId, seq, profileId, ids, types, docs, clientIds, oob);
     }
-    return { ok: true, visited: visitedDoc };
+    return { ok: true, visited: visitedDoc, duplicates };
   };
 
   // Many requests' write sets in one transaction. Conflicts are found before a write set writes
