@@ -238,6 +238,25 @@ for (const [name, storeConfig] of STORES) {
       assert.equal(expectStatus(await service.get('/destination/paused'), 200).secret, before.secret);
     });
 
+    test('a duplicate (the same client event id again) is not delivered again', async (t) => {
+      const { service, receiver } = await setUp(t, storeConfig);
+      await createDestination(service, { id: 'dedup', url: receiver.url });
+      const send = () =>
+        service.post('/track', {
+          source: { id: 'web' },
+          session: { id: 'dup-session' },
+          options: { debugger: true },
+          events: [{ type: 'purchase', id: 'client-1' }],
+        });
+      const first = expectStatus(await send(), 200).debugging.events.ids as string[];
+      const again = expectStatus(await send(), 200).debugging.events;
+      assert.deepEqual(again.duplicates, ['client-1']);
+      const later = await trackEvents(service, ['after']);
+      await until(() => receiver.deliveredIds().length >= 2, 'delivered');
+      await until(async () => (await status(service, 'dedup')).pending === 0, 'nothing pending');
+      assert.deepEqual(receiver.deliveredIds(), [...first, ...later]);
+    });
+
     test('many concurrent requests: every event arrives once, each session in order', async (t) => {
       const { service, receiver } = await setUp(t, storeConfig);
       await createDestination(service, { id: 'all', url: receiver.url, batch_size: 50 });
