@@ -39,4 +39,5 @@ export default tseslint.config(
   layer(['src/model/**'], [noLayers, noHttp]),
   layer(['src/domain/**'], [noHttp, noSql]),
   layer(['src/storage/**'], [noHttp, noPipeline]),
+  layer(['src/outbound/**'], [noHttp, noSql, noPipeline]),
 );

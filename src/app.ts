@@ -51,13 +51,19 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     const error = errors.routeNotFound(request.method, request.url.slice(0, 200));
     return reply.code(404).send(error.body());
   });
-  app.addHook('onClose', async () => store.close());
   await registerDocs(app);
 
-  const services = buildServices(config, store);
+  const services = buildServices(config, store, app.log);
+  // Delivery stops first (a batch being sent may finish), then the store closes.
+  app.addHook('onClose', async () => {
+    await services.deliveries.stop();
+    services.sender.close();
+    await store.close();
+  });
   // Sources, schemas and rules changed by other processes on the same database are forgotten at once.
   const caches = { source: services.sources, event_type: services.validator, profile_rule: services.rules };
   const unwatch = store.watchChanges?.(({ kind, id }) => {
+    if (kind === 'destination') return services.deliveries.changed(id);
     const cache = caches[kind];
     if (id === null) cache.clear();
     else cache.invalidate(id);
@@ -70,6 +76,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(trackingRoutes, { services });
   await app.register(managementRoutes, { services });
   await app.register(webRoutes, { services });
+  app.addHook('onReady', async () => services.deliveries.start());
   return app;
 }
 

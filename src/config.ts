@@ -56,6 +56,15 @@ export interface Config {
   bots: 'tag' | 'drop';
   /** Store client addresses with their last IPv4 octet or last 80 IPv6 bits zeroed. */
   ipAnonymize: boolean;
+  /** A batch that keeps failing for longer than this many seconds goes to the failed list. */
+  deliveryMaxAgeSec: number;
+  /** Seconds a process holds a destination's delivery without renewing it (another takes over after). */
+  deliveryLeaseSec: number;
+  /** Longest exchange with a destination (10 s; changed by tests only). */
+  deliveryTimeoutMs: number;
+  /** First and longest wait between attempts of a batch (1 s and 10 min; changed by tests only). */
+  deliveryBackoffMinMs: number;
+  deliveryBackoffMaxMs: number;
   logLevel: string;
   /** Log one line per HTTP request (off by default: the collector logs rejections and errors). */
   accessLog: boolean;
@@ -108,6 +117,11 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     enrich: true,
     bots: 'tag',
     ipAnonymize: false,
+    deliveryMaxAgeSec: 86_400,
+    deliveryLeaseSec: 30,
+    deliveryTimeoutMs: 10_000,
+    deliveryBackoffMinMs: 1000,
+    deliveryBackoffMaxMs: 600_000,
     logLevel: 'info',
     accessLog: false,
     requestTimeoutSec: 30,
@@ -235,6 +249,11 @@ export function loadConfig(env: Env): Readonly<Config> {
     enrich: flag(env, 'TRACK_ENRICH', base.enrich),
     bots,
     ipAnonymize: flag(env, 'TRACK_IP_ANONYMIZE', base.ipAnonymize),
+    deliveryMaxAgeSec: integer(env, 'TRACK_DELIVERY_MAX_AGE', base.deliveryMaxAgeSec, 1),
+    deliveryLeaseSec: integer(env, 'TRACK_DELIVERY_LEASE', base.deliveryLeaseSec, 15),
+    deliveryTimeoutMs: base.deliveryTimeoutMs,
+    deliveryBackoffMinMs: base.deliveryBackoffMinMs,
+    deliveryBackoffMaxMs: base.deliveryBackoffMaxMs,
     logLevel: text(env, 'LOG_LEVEL') ?? base.logLevel,
     accessLog: flag(env, 'TRACK_ACCESS_LOG', base.accessLog),
     requestTimeoutSec,

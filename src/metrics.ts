@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PipelineObserver } from './domain/observer.js';
+import { pendingByDestination } from './domain/delivery/management.js';
+import type { DeliveryObserver, PipelineObserver } from './domain/observer.js';
 import type { Store } from './storage/store.js';
 
 /**
  * Prometheus metrics of one app (its own registry, so several apps can live in one process):
- * requests by route and status, events accepted/rejected/stored, commit latency, write queue depth.
+ * requests by route and status, events accepted/rejected/stored, commit latency, write queue depth,
+ * and delivery to destinations (docs/api.md#metrics).
  */
-export class Metrics implements PipelineObserver {
+export class Metrics implements PipelineObserver, DeliveryObserver {
   readonly registry = new Registry();
   private readonly requests = new Counter({
     name: 'collector_http_requests_total',
@@ -50,6 +52,24 @@ export class Metrics implements PipelineObserver {
     registers: [this.registry],
   });
 
+  private readonly delivered = new Counter({
+    name: 'collector_delivery_events_total',
+    help: 'Events delivered to destinations (answered 2xx), by destination, by this process',
+    labelNames: ['destination'] as const,
+    registers: [this.registry],
+  });
+  private readonly attempts = new Counter({
+    name: 'collector_delivery_batches_total',
+    help: 'Batches sent by this process, by destination and outcome: delivered, retry, failed (moved to the failed list)',
+    labelNames: ['destination', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly lag = new Histogram({
+    name: 'collector_delivery_latency_seconds',
+    help: 'Time from an event being stored to its delivery (2xx) to a destination',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
+    registers: [this.registry],
+  });
   private readonly expired = new Counter({
     name: 'collector_events_expired_total',
     help: 'Events deleted by retention (TRACK_EVENT_RETENTION_DAYS)',
@@ -57,6 +77,20 @@ export class Metrics implements PipelineObserver {
   });
 
   constructor(store: Store) {
+    new Gauge({
+      name: 'collector_delivery_pending',
+      help: 'Stored events matching a destination not delivered yet, by destination',
+      labelNames: ['destination'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const [destination, n] of await pendingByDestination(store)) this.set({ destination }, n);
+        } catch {
+          // the store is unavailable: no figure this time
+        }
+      },
+    });
     new Gauge({
       name: 'collector_write_queue_depth',
       help: 'Write sets waiting for a commit',
@@ -107,6 +141,16 @@ export class Metrics implements PipelineObserver {
 
   commitDuration(seconds: number): void {
     this.commits.observe(seconds);
+  }
+
+  batchDelivered(destination: string, lagsSec: number[]): void {
+    this.attempts.inc({ destination, outcome: 'delivered' });
+    this.delivered.inc({ destination }, lagsSec.length);
+    for (const seconds of lagsSec) this.lag.observe(seconds);
+  }
+
+  batchNotDelivered(destination: string, outcome: 'retry' | 'failed'): void {
+    this.attempts.inc({ destination, outcome });
   }
 
   /** Counts every answered request by its route pattern (bounded label values). */

@@ -1,6 +1,8 @@
 import type { Config } from './config.js';
+import { DeliveryWorker } from './domain/delivery/worker.js';
 import { Enricher } from './domain/enrichment/enricher.js';
 import { KeyedLock } from './domain/keyed-lock.js';
+import type { DeliveryLog } from './domain/observer.js';
 import { timeOrderedId } from './domain/ids.js';
 import { Quarantine } from './domain/quarantine.js';
 import { RateLimiter } from './domain/rate-limit.js';
@@ -9,6 +11,8 @@ import { SourceCache } from './domain/sources.js';
 import { EventValidator } from './domain/validation/validator.js';
 import { CursorCodec } from './http/paging.js';
 import { Metrics } from './metrics.js';
+import { HttpSender } from './outbound/http-sender.js';
+import type { Sender } from './outbound/sender.js';
 import type { Store } from './storage/store.js';
 
 /** Configuration with the API token resolved (src/token.ts), as the app needs it. */
@@ -31,6 +35,10 @@ export interface Services {
   /** Metrics; also the pipeline's observer. */
   observer: Metrics;
   cursors: CursorCodec;
+  /** Requests to destinations. */
+  sender: Sender;
+  /** Delivery to destinations, beside the HTTP server (started and stopped by src/app.ts). */
+  deliveries: DeliveryWorker;
   clock: () => Date;
   newId: () => string;
 }
@@ -40,10 +48,28 @@ export interface RouteOptions {
 }
 
 /** The pipeline's parts over one opened store. */
-export function buildServices(config: AppConfig, store: Store): Services {
+export function buildServices(config: AppConfig, store: Store, log: DeliveryLog): Services {
   const clock = () => new Date();
   const newId = () => timeOrderedId();
   const observer = new Metrics(store);
+  const sender = new HttpSender();
+  const deliveries = new DeliveryWorker({
+    store,
+    sender,
+    observer,
+    log,
+    clock,
+    newId,
+    settings: {
+      timeoutMs: config.deliveryTimeoutMs,
+      backoffMinMs: config.deliveryBackoffMinMs,
+      backoffMaxMs: config.deliveryBackoffMaxMs,
+      maxAgeMs: config.deliveryMaxAgeSec * 1000,
+      leaseMs: config.deliveryLeaseSec * 1000,
+      idleMs: 100,
+      refreshMs: 5000,
+    },
+  });
   return {
     config,
     store,
@@ -68,6 +94,8 @@ export function buildServices(config: AppConfig, store: Store): Services {
     clockSkewSec: config.clockSkewSec,
     observer,
     cursors: new CursorCodec(config.apiToken),
+    sender,
+    deliveries,
     clock,
     newId,
   };

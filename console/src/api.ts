@@ -99,6 +99,7 @@ export type {
   SessionRecord,
   ValidationFailure,
 } from '../../src/model/records.js';
+export type { DestinationRecord, FailedBatch } from '../../src/model/destinations.js';
 import type { EventRecord } from '../../src/model/records.js';
 
 export interface EventPage {

@@ -1,6 +1,7 @@
 import './style.css';
 import { ApiError, getToken, request, setToken, whenUnauthorized } from './api.js';
 import { clear, h } from './dom.js';
+import { destinationsView } from './views/destinations.js';
 import { eventsView } from './views/events.js';
 import { profileView } from './views/profile.js';
 import { rejectedView } from './views/rejected.js';
@@ -15,6 +16,7 @@ const routes: { path: string; label: string; view: View }[] = [
   { path: 'schemas', label: 'Validation schemas', view: schemasView },
   { path: 'rejected', label: 'Quarantine', view: rejectedView },
   { path: 'rules', label: 'Profile rules', view: rulesView },
+  { path: 'destinations', label: 'Destinations', view: destinationsView },
   { path: 'profile', label: 'Profiles', view: profileView },
 ];
 

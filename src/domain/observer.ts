@@ -19,3 +19,16 @@ export interface PipelineObserver {
   /** Profiles merged into another by committed requests. */
   profilesMerged(count: number): void;
 }
+
+/** What delivery reports as it works (counted by src/metrics.ts). */
+export interface DeliveryObserver {
+  /** A batch was delivered: its events and, for each, seconds from being stored to being delivered. */
+  batchDelivered(destination: string, lagsSec: number[]): void;
+  /** An attempt did not deliver its batch: `retry` or `failed` (moved to the failed list). */
+  batchNotDelivered(destination: string, outcome: 'retry' | 'failed'): void;
+}
+
+/** Where delivery writes what an operator should see (never secrets, headers or URLs). */
+export interface DeliveryLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}

@@ -2,6 +2,7 @@ import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { destinationSchemas } from './schemas/destinations.js';
 import { recordSchemas } from './schemas/records.js';
 import { errorBody } from './schemas/responses.js';
 
@@ -30,7 +31,7 @@ const DOCS_CSP = [
  * documentation (/docs) with its own security headers: the tracking path does not pay for them.
  */
 export async function registerDocs(app: FastifyInstance): Promise<void> {
-  for (const schema of [errorBody, ...recordSchemas]) app.addSchema(schema);
+  for (const schema of [errorBody, ...recordSchemas, ...destinationSchemas]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

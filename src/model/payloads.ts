@@ -147,8 +147,51 @@ export const profileRuleInput = {
   },
 } as const;
 
+export const destinationId = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[A-Za-z0-9._:-]+$',
+  description: 'letters, digits, `.`, `_`, `:` and `-`',
+} as const;
+
+export const destinationInput = {
+  type: 'object',
+  description: 'A destination; absent fields take their defaults, a missing id and secret are generated.',
+  required: ['url'],
+  properties: {
+    id: destinationId,
+    name: { type: 'string', maxLength: 255 },
+    url: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^[^\\u0000-\\u0020\\u007f]+$',
+      description: 'http:// or https://, without spaces or control characters',
+    },
+    enabled: { type: 'boolean' },
+    event_types: { type: 'array', maxItems: 100, items: eventType, description: 'empty: every type' },
+    source_ids: { type: 'array', maxItems: 100, items: idString, description: 'empty: every source' },
+    batch_size: { type: 'integer', minimum: 1, maximum: 1000 },
+    headers: {
+      type: 'object',
+      maxProperties: 50,
+      propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$" },
+      additionalProperties: { type: 'string', maxLength: 4096, pattern: '^[^\\r\\n\\u0000]*$' },
+      description: 'sent with every delivery',
+    },
+    secret: {
+      type: 'string',
+      maxLength: 200,
+      pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+      description: 'Standard Webhooks secret: `whsec_` and 24 to 64 bytes in base64',
+    },
+  },
+} as const;
+
 export type TrackPayload = FromSchema<typeof trackPayload>;
 export type ProfileRuleInput = FromSchema<typeof profileRuleInput>;
 export type EventInput = TrackPayload['events'][number];
 export type SourceInput = FromSchema<typeof eventSourceInput>;
 export type EventTypeInput = FromSchema<typeof eventTypeInput>;
+export type DestinationInput = FromSchema<typeof destinationInput>;

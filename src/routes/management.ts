@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bearerAuth } from '../http/auth.js';
 import type { RouteOptions } from '../services.js';
+import destinationRoutes from './destinations.js';
 import eventManagementRoutes from './event-management.js';
 import eventSourceRoutes from './event-sources.js';
 import recordRoutes from './records.js';
@@ -22,5 +23,6 @@ export default async function managementRoutes(app: FastifyInstance, options: Ro
   await app.register(profileRuleRoutes, options);
   await app.register(eventManagementRoutes, options);
   await app.register(rejectedRoutes, options);
+  await app.register(destinationRoutes, options);
   await app.register(metricsRoutes, { metrics: options.services.observer });
 }

@@ -10,6 +10,16 @@ import type {
   StoredSession,
   WriteSet,
 } from '../model/records.js';
+import type {
+  DeliveryPosition,
+  DeliveryState,
+  DestinationRecord,
+  EventSelector,
+  EventSlice,
+  FailedBatch,
+  InFlightBatch,
+  Settlement,
+} from '../model/destinations.js';
 
 export interface EventFilter {
   profileId?: string;
@@ -36,7 +46,7 @@ export interface EventPosition {
  */
 export interface StoreChange {
   /** For `profile_rule`, `id` is the event type whose rules changed. */
-  kind: 'source' | 'event_type' | 'profile_rule';
+  kind: 'source' | 'event_type' | 'profile_rule' | 'destination';
   id: string | null;
 }
 
@@ -140,6 +150,9 @@ export interface Store {
    */
   watchChanges?(listener: (change: StoreChange) => void): () => void;
 
+  /** Destinations and the delivery of stored events to them. */
+  readonly destinations: DestinationStore;
+
   /** Write sets waiting for a commit (for metrics). */
   readonly queueDepth: number;
 
@@ -159,6 +172,58 @@ export interface Store {
    * several. Events without a client id are not checked.
    */
   commit(writeSet: WriteSet): Promise<CommitResult>;
+}
+
+/**
+ * Destinations and their delivery state. Delivery reads the stored events in commit order by
+ * position (model/destinations.ts): every event committed after a position is found at or after it,
+ * whatever order concurrent transactions commit in. Whoever delivers holds the destination's lease;
+ * the writes of delivery state take effect only for the owner of the lease.
+ */
+export interface DestinationStore {
+  /**
+   * Creates a destination, its cursor at the head (only events committed after it are delivered),
+   * or replaces the record of an existing one, keeping its delivery state. True when created.
+   */
+  put(record: DestinationRecord): Promise<boolean>;
+  get(id: string): Promise<DestinationRecord | null>;
+  /** Every destination, by id. */
+  list(): Promise<DestinationRecord[]>;
+  /** Deletes a destination with its delivery state and failed list. */
+  delete(id: string): Promise<boolean>;
+  state(id: string): Promise<DeliveryState | null>;
+  /**
+   * Gives `owner` the destination's delivery for `ms` from now, when nobody else holds an unexpired
+   * lease; an owner renews its own. The state when leased, null otherwise (or when unknown).
+   */
+  lease(id: string, owner: string, ms: number): Promise<DeliveryState | null>;
+  /** Ends every lease `owner` holds (a process stopping). */
+  release(owner: string): Promise<void>;
+  /** Stored events from `from` on, in commit order, matching `selector`, at most `limit`. */
+  read(selector: EventSelector, from: DeliveryPosition, limit: number): Promise<EventSlice>;
+  /** The stored events among `ids`, in that order (erased ones are left out). */
+  readIds(ids: string[]): Promise<Omit<EventSlice, 'next'>>;
+  /** How many stored events from `from` on match `selector`. */
+  count(selector: EventSelector, from: DeliveryPosition): Promise<number>;
+  /** Records the batch about to be sent; false unless `owner` holds the lease and none is in flight. */
+  begin(id: string, owner: string, batch: InFlightBatch): Promise<boolean>;
+  /**
+   * Settles the batch in flight: delivered or failed moves the cursor to its end (failed adds it to
+   * the failed list); retry records the error and when to try again. False unless `owner` holds the
+   * lease and `batchId` is the batch in flight.
+   */
+  settle(id: string, owner: string, batchId: string, settlement: Settlement): Promise<boolean>;
+  /** Moves the cursor over events that matched nothing, when no batch is in flight. */
+  advance(id: string, owner: string, to: DeliveryPosition): Promise<boolean>;
+  /** The failed list, newest first by (failed_at, batch_id), after `after`. */
+  listFailed(id: string, limit: number, after: EventPosition | null): Promise<FailedBatch[]>;
+  getFailed(id: string, batchId: string): Promise<FailedBatch | null>;
+  /** A failed batch sent again: delivered removes it (and counts its events), else its error is kept. */
+  resolveFailed(
+    id: string,
+    batchId: string,
+    result: { delivered: true } | { error: string },
+  ): Promise<boolean>;
 }
 
 /** Every error a store raises on purpose (the adapters translate their drivers' errors to these). */

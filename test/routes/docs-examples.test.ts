@@ -38,6 +38,12 @@ const STATUSES: Record<string, number[]> = {
   'get /event/rejected/{id}': [200, 400, 401, 404, 422, 503],
   'post /event/rejected/{id}/replay': [200, 400, 401, 404, 406, 410, 413, 415, 422, 429, 503],
   'get /metrics': [200, 401, 503],
+  'post /destination': [200, 400, 401, 413, 415, 422, 503],
+  'get /destinations': [200, 401, 503],
+  'get /destination/{id}': [200, 400, 401, 404, 422, 503],
+  'delete /destination/{id}': [200, 400, 401, 404, 422, 503],
+  'get /destination/{id}/failed': [200, 400, 401, 404, 422, 503],
+  'post /destination/{id}/failed/{batch_id}/retry': [200, 400, 401, 404, 413, 415, 422, 503],
 };
 
 describe('documentation examples and responses', () => {

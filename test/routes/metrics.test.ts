@@ -50,3 +50,29 @@ test('the documentation pages carry security headers; /track does not pay for th
   const track = await service.post('/track', payload());
   assert.equal(track.headers['content-security-policy'], undefined);
 });
+
+test('/metrics counts delivered events and batches by outcome, pending per destination, latency', async (t) => {
+  const { startReceiver, until } = await import('../support/receiver.js');
+  const receiver = await startReceiver();
+  const service = await startService({ deliveryBackoffMinMs: 20, deliveryBackoffMaxMs: 50 });
+  t.after(async () => {
+    await service.close();
+    await receiver.close();
+  });
+  await service.createSource();
+  receiver.behave = (_r, i) => (i === 0 ? { status: 503 } : { status: 200 });
+  await service.manage('POST', '/destination', { id: 'd1', url: receiver.url });
+  await service.manage('POST', '/destination', { id: 'paused', url: receiver.url, enabled: false });
+  await service.post('/track', payload({ events: [{ type: 'a' }, { type: 'b' }] }));
+  await until(() => receiver.deliveredIds().length === 2, 'delivered');
+  await until(async () => {
+    const text = (await service.get('/metrics')).body;
+    return value(text, 'collector_delivery_events_total{destination="d1"}') === 2;
+  }, 'counted');
+  const text = (await service.get('/metrics')).body;
+  assert.equal(value(text, 'collector_delivery_batches_total{destination="d1",outcome="retry"}'), 1);
+  assert.equal(value(text, 'collector_delivery_batches_total{destination="d1",outcome="delivered"}'), 1);
+  assert.equal(value(text, 'collector_delivery_pending{destination="d1"}'), 0);
+  assert.equal(value(text, 'collector_delivery_pending{destination="paused"}'), 2);
+  assert.equal(value(text, 'collector_delivery_latency_seconds_count'), 2);
+});

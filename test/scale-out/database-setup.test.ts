@@ -95,6 +95,13 @@ test('an owner that migrates and an application role that reads and writes only'
   ok(await collector.post('/track', track('app-role')));
   ok(await collector.post('/track', track('app-role'))); // the session updated: UPDATE granted
   assert.equal((ok(await collector.manage('GET', '/events')).result as unknown[]).length, 2);
+  // Destinations and their delivery state are data too.
+  ok(await collector.manage('POST', '/destination', { id: 'd', url: 'http://127.0.0.1:9/', enabled: false }));
+  ok(await collector.post('/track', track('app-role-2')));
+  assert.equal(
+    (ok(await collector.manage('GET', '/destination/d')).status as { pending: number }).pending,
+    1,
+  );
   // The application role cannot change the schema.
   await assert.rejects(sql(app, 'CREATE TABLE intruder (id int)'), /permission denied/);
 });

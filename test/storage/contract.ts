@@ -18,6 +18,7 @@ import { sourceFromInput } from '../../src/domain/sources.js';
 import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
 import { profileContract } from './contract-profiles.js';
+import { destinationContract } from './destination-contract.js';
 import { eventTrustContract } from './contract-events.js';
 
 export interface StoreHandle {
@@ -943,4 +944,5 @@ export function storeContract(name: string, factory: StoreFactory): void {
 
     profileContract({ open, at, event, session });
   });
+  destinationContract(name, factory);
 }

@@ -232,8 +232,12 @@ describe('postgres: storage forms and indexes', () => {
         WHERE table_schema = current_schema() AND column_name IN ('doc', 'raw') ORDER BY 1, 2`,
     );
     for (const row of types) {
-      const asText = ['event_types', 'profile_rules'].includes(row.table_name) || row.column_name === 'raw';
-      const expected = asText ? 'json' : 'jsonb';
+      // Destinations are read whole, never queried inside: JSON text.
+      const expected = row.table_name.startsWith('destination')
+        ? 'text'
+        : ['event_types', 'profile_rules'].includes(row.table_name) || row.column_name === 'raw'
+          ? 'json'
+          : 'jsonb';
       assert.equal(row.data_type, expected, `${row.table_name}.${row.column_name}`);
     }
   });

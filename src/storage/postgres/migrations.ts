@@ -81,37 +81,6 @@ export const migrations: string[] = [
   `
   ALTER TABLE sessions ADD COLUMN update_time timestamptz;
   `,
-  // Profile rules (kept in the order they were first saved: `seq`; `json` keeps their values as
-  // sent), identities (one profile per type and value: the key that decides merges), aliases of
-  // merged profiles, and the session and profile of each quarantined request, so that erasing a
-  // profile erases its refused requests too. A refused request whose raw text holds U+0000 keeps no
-  // session id: json cannot give such a string back as text.
-  `
-  CREATE TABLE profile_rules (
-    seq bigint GENERATED ALWAYS AS IDENTITY,
-    id text COLLATE "C" PRIMARY KEY,
-    event_type text COLLATE "C" NOT NULL,
-    doc json NOT NULL
-  );
-  CREATE INDEX profile_rules_type ON profile_rules (event_type, seq);
-  CREATE TABLE identities (
-    type text COLLATE "C" NOT NULL,
-    value text COLLATE "C" NOT NULL,
-    profile_id text COLLATE "C" NOT NULL,
-    PRIMARY KEY (type, value)
-  );
-  CREATE INDEX identities_profile ON identities (profile_id);
-  CREATE TABLE profile_aliases (
-    alias text COLLATE "C" PRIMARY KEY,
-    profile_id text COLLATE "C" NOT NULL
-  );
-  CREATE INDEX profile_aliases_profile ON profile_aliases (profile_id);
-  ALTER TABLE rejected ADD COLUMN session_id text COLLATE "C", ADD COLUMN profile_id text COLLATE "C";
-  UPDATE rejected SET session_id = CASE WHEN doc IS NOT NULL THEN doc->>'session_id'
-    WHEN raw::text NOT LIKE '%\\\\u0000%' THEN raw->>'session_id' END;
-  CREATE INDEX rejected_session ON rejected (session_id) WHERE session_id IS NOT NULL;
-  CREATE INDEX rejected_profile ON rejected (profile_id) WHERE profile_id IS NOT NULL;
-  `,
 ];
 
 const LOCK_KEY = 'event-collector.schema_migrations';
@@ -197,4 +166,82 @@ migrations.push(`
   ALTER TABLE events ADD COLUMN off_band boolean NOT NULL DEFAULT false;
   CREATE UNIQUE INDEX events_client_id ON events (client_id, source_id) WHERE client_id IS NOT NULL;
   CREATE INDEX events_off_band ON events (insert_time DESC, id DESC) WHERE off_band;
+`);
+
+// Destinations (docs/api.md#destinations). Delivery follows events in the order (xid, seq): the
+// transaction that stored them (pg_current_xact_id(), the top-level one even inside a savepoint),
+// then a sequence. A reader takes only events of transactions older than the oldest one running
+// (pg_snapshot_xmin), which have all ended: any event committed later belongs to a transaction
+// from that xmin on, so it lies after every cursor (docs/architecture.md#delivery). Rows stored before
+// this migration have no xid and are never delivered (no destination existed then).
+migrations.push(`
+  CREATE SEQUENCE events_seq CACHE 100;
+  ALTER TABLE events ADD COLUMN xid xid8, ADD COLUMN seq bigint;
+  ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id(),
+    ALTER COLUMN seq SET DEFAULT nextval('events_seq');
+  CREATE INDEX events_delivery ON events (xid, seq) WHERE xid IS NOT NULL;
+  -- Roles that may insert events (an application role kept apart from the owner) need the sequence.
+  DO $grant$
+  DECLARE r record;
+  BEGIN
+    FOR r IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
+      WHERE table_schema = current_schema() AND table_name = 'events' AND privilege_type = 'INSERT'
+        AND grantee <> current_user
+    LOOP
+      IF r.grantee = 'PUBLIC' THEN EXECUTE 'GRANT USAGE ON SEQUENCE events_seq TO PUBLIC';
+      ELSE EXECUTE format('GRANT USAGE ON SEQUENCE events_seq TO %I', r.grantee);
+      END IF;
+    END LOOP;
+  END $grant$;
+  CREATE TABLE destinations (
+    id text COLLATE "C" PRIMARY KEY,
+    doc text NOT NULL,
+    cursor text COLLATE "C" NOT NULL,
+    delivered bigint NOT NULL DEFAULT 0,
+    failing_since text,
+    last_error text,
+    batch text,
+    lease_owner text,
+    lease_until bigint
+  );
+  CREATE TABLE destination_failed (
+    destination_id text COLLATE "C" NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
+    batch_id text COLLATE "C" NOT NULL,
+    failed_at text COLLATE "C" NOT NULL,
+    doc text NOT NULL,
+    PRIMARY KEY (destination_id, batch_id)
+  );
+  CREATE INDEX destination_failed_time ON destination_failed (destination_id, failed_at DESC, batch_id DESC);
+`);
+
+// Profile rules (kept in the order they were first saved: `seq`; `json` keeps their values as
+// sent), identities (one profile per type and value: the key that decides merges), aliases of
+// merged profiles, and the session and profile of each quarantined request, so that erasing a
+// profile erases its refused requests too. A refused request whose raw text holds U+0000 keeps no
+// session id: json cannot give such a string back as text.
+migrations.push(`
+  CREATE TABLE profile_rules (
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    id text COLLATE "C" PRIMARY KEY,
+    event_type text COLLATE "C" NOT NULL,
+    doc json NOT NULL
+  );
+  CREATE INDEX profile_rules_type ON profile_rules (event_type, seq);
+  CREATE TABLE identities (
+    type text COLLATE "C" NOT NULL,
+    value text COLLATE "C" NOT NULL,
+    profile_id text COLLATE "C" NOT NULL,
+    PRIMARY KEY (type, value)
+  );
+  CREATE INDEX identities_profile ON identities (profile_id);
+  CREATE TABLE profile_aliases (
+    alias text COLLATE "C" PRIMARY KEY,
+    profile_id text COLLATE "C" NOT NULL
+  );
+  CREATE INDEX profile_aliases_profile ON profile_aliases (profile_id);
+  ALTER TABLE rejected ADD COLUMN session_id text COLLATE "C", ADD COLUMN profile_id text COLLATE "C";
+  UPDATE rejected SET session_id = CASE WHEN doc IS NOT NULL THEN doc->>'session_id'
+    WHEN raw::text NOT LIKE '%\\\\u0000%' THEN raw->>'session_id' END;
+  CREATE INDEX rejected_session ON rejected (session_id) WHERE session_id IS NOT NULL;
+  CREATE INDEX rejected_profile ON rejected (profile_id) WHERE profile_id IS NOT NULL;
 `);

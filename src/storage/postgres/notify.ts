@@ -5,16 +5,17 @@ import { clientConfig, type ConnectionOptions } from './connection.js';
 /**
  * Change notifications between the processes sharing one database (LISTEN/NOTIFY).
  *
- * Every statement that writes an event source, an event type or a profile rule also sends, in the same statement
- * (so at its commit, and only if it commits), `pg_notify` on one channel with the JSON payload
- * `{"schema": current_schema(), "kind": "source" | "event_type" | "profile_rule", "id": …}` (for
- * a profile rule, `id` is the event type whose rules changed). Each process holds one
+ * Every statement that writes an event source, an event type, a profile rule or a destination also
+ * sends, in the same statement (so at its commit, and only if it commits), `pg_notify` on one channel
+ * with the JSON payload `{"schema": current_schema(), "kind": "source" | "event_type" |
+ * "profile_rule" | "destination", "id": …}` (for a profile rule, `id` is the event type whose rules
+ * changed). Each process holds one
  * dedicated connection that LISTENs and hands the changes of its own schema to the subscribers.
  * PostgreSQL delivers a notification only after the commit, so a cache entry reloaded after it
  * sees the change.
  *
  * Notifications are lost while the connection is down: after every (re)connection the subscribers
- * get `id: null` for both kinds (forget everything), and the TTLs of the caches remain the bound
+ * get `id: null` for every kind (forget everything), and the TTLs of the caches remain the bound
  * whatever happens.
  */
 export const CHANNEL = 'event_collector_changes';
@@ -41,6 +42,11 @@ export function announcing(kind: StoreChange['kind'], write: string, idColumn: s
   return `WITH changed AS (${write} RETURNING ${idColumn} AS id) ${announcingRows(kind, 'changed')}`;
 }
 
+/** The statement that announces a change of the record `$1` (short ids only) inside a transaction. */
+export function announce(kind: StoreChange['kind']): string {
+  return `SELECT pg_notify('${CHANNEL}', json_build_object('schema', current_schema(), 'kind', '${kind}', 'id', $1::text)::text)`;
+}
+
 /** First wait before reconnecting; it doubles after each failure up to RETRY_MAX_MS. */
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
@@ -51,7 +57,7 @@ const HEARTBEAT_TIMEOUT_MS = 5000;
 
 const ignore = () => undefined;
 
-const KINDS: StoreChange['kind'][] = ['source', 'event_type', 'profile_rule'];
+const KINDS: StoreChange['kind'][] = ['source', 'event_type', 'profile_rule', 'destination'];
 
 type Listener = (change: StoreChange) => void;
 

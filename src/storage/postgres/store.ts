@@ -28,6 +28,8 @@ import { eventOf } from '../documents.js';
 import { createPool, inTransaction, type ConnectionOptions } from './connection.js';
 import { translate } from './errors.js';
 import { migrate, pendingMigrations } from './migrations.js';
+import { PostgresDestinations } from './destinations.js';
+import type { Query } from './delivery-reads.js';
 import { ChangeFeed } from './notify.js';
 import { listEvents, listRejected } from './reads.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
@@ -71,6 +73,10 @@ export class PostgresStore implements Store {
   private readonly committer: GroupCommitter<WriteSet, CommitResult>;
   private readonly connection: ConnectionOptions;
   private readonly changes: ChangeFeed;
+  readonly destinations = new PostgresDestinations(
+    ((text: string, values: unknown[]) => this.query(text, values)) as Query,
+    (fn) => this.transaction(fn),
+  );
 
   constructor(private readonly options: PostgresOptions) {
     this.connection = {

@@ -145,6 +145,41 @@ migrations.push(`
   END;
 `);
 
+// Destinations (docs/api.md#destinations). A destination's delivery state is its row: the cursor
+// (the first position not delivered: a run and the index of an event in it), the batch in flight
+// (JSON) and the lease of the process delivering. Runs are numbered by the writer in commit order
+// and never reuse a number (writes.ts), so every run committed after a cursor lies after it:
+// `run_high` keeps the highest run deleted while it was the newest, which SQLite would otherwise
+// give again (deleting old runs, as retention does, costs the trigger one lookup).
+migrations.push(`
+  CREATE TABLE run_high (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+  INSERT INTO run_high (id, value) VALUES (1, 0);
+  CREATE TRIGGER event_runs_high AFTER DELETE ON event_runs
+    WHEN old.run > coalesce((SELECT max(run) FROM event_runs), 0)
+      AND old.run > (SELECT value FROM run_high WHERE id = 1) BEGIN
+    UPDATE run_high SET value = old.run WHERE id = 1;
+  END;
+  CREATE TABLE destinations (
+    id TEXT PRIMARY KEY,
+    doc TEXT NOT NULL,
+    cursor TEXT NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0,
+    failing_since TEXT,
+    last_error TEXT,
+    batch TEXT,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE TABLE destination_failed (
+    destination_id TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    failed_at TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    PRIMARY KEY (destination_id, batch_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX destination_failed_time ON destination_failed (destination_id, failed_at, batch_id);
+`);
+
 // Profile rules (kept in the order they were first saved: `seq`), identities (one profile per
 // type and value: the key that decides merges), aliases of merged profiles, and the session and
 // profile of each quarantined request, so that erasing a profile erases its refused requests too.

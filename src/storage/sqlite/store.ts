@@ -27,6 +27,7 @@ import { profileOf } from '../../model/profiles.js';
 import { StoreUnavailableError } from '../store.js';
 import { parseDoc, parseDocs } from '../documents.js';
 import { pageQuery, rejectedConditions, type Dialect } from '../paging.js';
+import { SqliteDestinations } from './destinations.js';
 import { eventOfRun, pageOfRuns, runQueries } from './reads.js';
 import { readStatements } from './statements.js';
 import { preparePrivateFiles } from './connection.js';
@@ -72,6 +73,7 @@ export class SqliteStore implements Store {
   // warm cache, gathered per turn of the event loop like writes are (any number of batches at once).
   private readonly sessions = lookups((ids) => this.onWriter('readSessions', ids));
   private readonly profiles = lookups((ids) => this.onWriter('readProfiles', ids));
+  readonly destinations = new SqliteDestinations((op, ...args) => this.onWriter(op, ...args));
 
   constructor(private readonly options: SqliteOptions) {
     this.committer = new GroupCommitter(
@@ -107,6 +109,7 @@ export class SqliteStore implements Store {
       this.db = new Database(this.file, { readonly: true });
       this.db.pragma('busy_timeout = 5000');
       this.stmt = readStatements(this.db);
+      this.destinations.attach(this.db);
     } catch (error) {
       await this.writer.close();
       this.writer = null;

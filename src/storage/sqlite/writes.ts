@@ -9,6 +9,7 @@ import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js
 import { applyVisit, newProfile } from '../../model/profiles.js';
 import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
+import { prepareDestinationWrites } from './destination-writes.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
 import { decodeChange, runsOfRows, type EventRow, type RowOutcome, type WriteRow } from './write-set.js';
@@ -20,6 +21,11 @@ type SessionRow = [doc: string, version: number, updateTime: string | null];
 export function prepareWrites(db: Database.Database) {
   const s = writeStatements(db);
   const profiles = profileWrites(s);
+  // Runs are numbered in commit order and a number is never given twice, so that delivery can
+  // follow them with a cursor: each transaction starts above every run stored or ever deleted
+  // (migrations.ts: run_high), read under its write lock. A rolled-back batch leaves a gap.
+  const firstFree = () => s.firstFreeRun.get() as number;
+  let nextRun = 0;
 
   /**
    * Writes one write set inside the batch transaction. Everything that can conflict is checked before
@@ -122,7 +128,7 @@ export function prepareWrites(db: Database.Database) {
           : sessionId === written?.id
             ? written.seq
             : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
-      s.insertRun.run(time, source, sessionId, seq, profileId, ids, types, docs, clientIds, oob);
+      s.insertRun.run(nextRun++, time, source, sessionId, seq, profileId, ids, types, docs, clientIds, oob);
     }
     const { identities } = splitChange(change);
     if (profile && identities.length > 0) {
@@ -143,10 +149,17 @@ export function prepareWrites(db: Database.Database) {
   // Transactions that write begin IMMEDIATE: a deferred one that reads first (a visit reads the
   // profile) could not take the write lock once another process had committed since its read,
   // and would fail at once instead of waiting for the lock.
-  const batch = db.transaction((rows: WriteRow[]) => rows.map(apply)).immediate;
-  const single = db.transaction(apply).immediate;
+  const batch = db.transaction((rows: WriteRow[]) => {
+    nextRun = firstFree();
+    return rows.map(apply);
+  }).immediate;
+  const single = db.transaction((row: WriteRow) => {
+    nextRun = firstFree();
+    return apply(row);
+  }).immediate;
 
   return {
+    ...prepareDestinationWrites(db, firstFree),
     /**
      * Sessions by id, for the tracking path: this connection's page cache stays warm (it made the
      * changes), where a reading connection's cache is dropped after every commit of this one.
