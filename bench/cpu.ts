@@ -4,21 +4,54 @@
  * was. With the load generator on the same cores, these say whether a server was short of CPU or
  * waiting.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every platform Node runs on. */
 const TICK_US = 10_000;
 
-/** User + system CPU of every thread of a process, in microseconds; null once it is gone. */
-function processCpuUs(pid: number): number | null {
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces), from state on. */
+function statFields(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start at state: utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
+}
+
+/** User + system CPU of every thread of a process, in microseconds; null once it is gone. */
+function processCpuUs(pid: number): number | null {
+  const fields = statFields(pid);
+  // utime and stime are the 12th and 13th fields from state on.
+  return fields ? (Number(fields[11]) + Number(fields[12])) * TICK_US : null;
+}
+
+/**
+ * CPU of a process and of all its descendants, the ended ones included (a server that forks a
+ * process per connection, as PostgreSQL does): its own time, the time of the children it has
+ * reaped (cutime, cstime), and the same of each living child. Null once the process is gone.
+ */
+export function processTreeCpuUs(root: number): number | null {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const parent = Number(statFields(Number(entry))?.[1]);
+    if (parent) parents.set(parent, [...(parents.get(parent) ?? []), Number(entry)]);
+  }
+  const own = (pid: number) => {
+    const f = statFields(pid);
+    return f ? (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_US : null;
+  };
+  const total = own(root);
+  if (total === null) return null;
+  let sum = total;
+  const queue = [...(parents.get(root) ?? [])];
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    sum += own(pid) ?? 0; // ended meanwhile: its time is in its parent's reaped time
+    queue.push(...(parents.get(pid) ?? []));
+  }
+  return sum;
 }
 
 /** Busy and total ticks of all CPUs (busy excludes idle and I/O wait). */
@@ -46,17 +79,19 @@ function processesCpuUs(pids: number[]): number | null {
 }
 
 /**
- * Starts measuring the server `pid` (or the processes `pids`, the server first); `stop(requests)`
- * gives the figures for the requests answered meanwhile.
+ * Starts measuring the server `pid` (or the processes `pids`, the server first, or what `sample`
+ * gives); `stop(requests)` gives the figures for the requests answered meanwhile.
  */
-export function cpuMeter(pid: number | number[]): { stop(requests: number): LegCpu | null } {
-  const pids = Array.isArray(pid) ? pid : [pid];
-  const server = processesCpuUs(pids);
+export function cpuMeter(pid: number | number[] | (() => number | null)): {
+  stop(requests: number): LegCpu | null;
+} {
+  const sample = typeof pid === 'function' ? pid : () => processesCpuUs(Array.isArray(pid) ? pid : [pid]);
+  const server = sample();
   const load = process.cpuUsage();
   const machine = machineTicks();
   return {
     stop(requests) {
-      const serverEnd = processesCpuUs(pids);
+      const serverEnd = sample();
       const loadUsed = process.cpuUsage(load);
       const machineEnd = machineTicks();
       if (server === null || serverEnd === null || requests <= 0) return null;

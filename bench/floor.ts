@@ -7,19 +7,29 @@
  *   … ordered ids   the same, driven with time-ordered session ids instead
  *   service         the collector (embedded store, fresh data folder)
  *   … ordered ids   a second collector, driven with time-ordered session ids
+ * With `--store postgres` (DATABASE_URL, else a throwaway embedded PostgreSQL), the servers are:
+ *   bare            as above
+ *   pg append       the bare server plus a group-committed append of each body to one PostgreSQL
+ *                   table (bench/floor-pg-server.ts), synchronous_commit on
+ *   … + index       the same with a unique index on the session id
+ *   … 2 in flight   the same, two batches committing at once on two connections
+ *   service         the collector on that PostgreSQL, first visits
+ *   … returning     the same collector, returning visitors (the returning-visitor scenario's body)
+ * and the PostgreSQL server's CPU per request is measured beside the server's.
  * The order turns by one server each round. Prints requests/s, the ratio to the bare server of the
  * same round, p99 and CPU per request; counts each appending server's rows against its 2xx answers.
- * Writes bench/results/floor-latest.json. See bench/README.md.
+ * Writes bench/results/floor-latest.json (floor-postgres-latest.json). See bench/README.md.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { timeOrderedId } from '../src/domain/ids.js';
-import { cpuMeter, type LegCpu } from './cpu.js';
+import { cpuMeter, processTreeCpuUs, type LegCpu } from './cpu.js';
 import { load } from './load.js';
 import { mean, round2 } from './numbers.js';
-import { floorOptions } from './options.js';
+import { floorOptions, type FloorOptions } from './options.js';
 import { oneEvent } from './payloads.js';
 import {
   createSource,
@@ -32,8 +42,11 @@ import {
   spawnService,
   stopChild,
   stopOnSignal,
+  withDescendants,
   type Child,
 } from './processes.js';
+import { SCENARIOS } from './scenarios.js';
+import { openStore, type ServiceStore } from './stores.js';
 
 const SOURCE = 'bench-floor';
 const WARMUP_SECONDS = 2;
@@ -42,8 +55,9 @@ interface Target {
   name: string;
   child: Child;
   body: () => string;
-  /** The appending servers' database file, to count what they stored. */
-  file?: string;
+  headers?: Record<string, string>;
+  /** The appending servers' row count, to check what they stored. */
+  rows?: () => Promise<number>;
   answered: number;
 }
 
@@ -55,14 +69,30 @@ interface FloorLeg {
   /** Answers other than 2xx, connection errors and timeouts. */
   failed: number;
   cpu: LegCpu | null;
+  /** CPU of the PostgreSQL server (all its processes) per request, µs; postgres runs only. */
+  databaseUsPerRequest?: number | null;
 }
 
-async function startService(name: string, dir: string, started: Child[]): Promise<Child> {
-  // The embedded store, whatever DATABASE_URL the bench's own environment has.
-  const child = await spawnService(name, { TRACK_DATA_DIR: dir, DATABASE_URL: '' }, RESULTS);
+/** What a run drives, and what it started, for the cleanup. */
+interface Setup {
+  targets: Target[];
+  started: Child[];
+  /** CPU used so far by the PostgreSQL server, all its processes (postgres runs only), µs. */
+  databaseCpu?: () => number | null;
+  cleanup: () => Promise<void>;
+  describe: string;
+}
+
+async function startService(
+  name: string,
+  env: Record<string, string>,
+  started: Child[],
+  source = SOURCE,
+): Promise<Child> {
+  const child = await spawnService(name, env, RESULTS);
   started.push(child);
   await serviceReady(child);
-  await createSource(child, SOURCE, 'Benchmark floor');
+  await createSource(child, source, 'Benchmark floor');
   return child;
 }
 
@@ -74,56 +104,156 @@ async function startServer(name: string, script: string, env: Record<string, str
   return child;
 }
 
-function storedRows(file: string): number {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare('SELECT count(*) FROM visits').pluck().get() as number;
-  } finally {
-    db.close();
-  }
+function sqliteRows(file: string): () => Promise<number> {
+  return async () => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare('SELECT count(*) FROM visits').pluck().get() as number;
+    } finally {
+      db.close();
+    }
+  };
 }
 
-async function main(): Promise<number> {
-  const { seconds, rounds, connections, checkpoint } = floorOptions();
-  mkdirSync(RESULTS, { recursive: true });
+async function sqliteSetup(options: FloorOptions, started: Child[]): Promise<Setup> {
   const dir = mkdtempSync(join(tmpdir(), 'collector-floor-'));
   const random = oneEvent(SOURCE);
   const ordered = oneEvent(SOURCE, () => timeOrderedId());
   const targets: Target[] = [];
-  const started: Child[] = [];
-  const removeHandlers = stopOnSignal(started, () => rmSync(dir, { recursive: true, force: true }));
+  const bare = await startServer('floor-bare', 'bench/bare-server.ts', {}, started);
+  targets.push({ name: 'bare', child: bare, body: random, answered: 0 });
+  for (const [name, label, index, body] of [
+    ['append', 'floor-append', false, random],
+    ['append + index', 'floor-index', true, random],
+    ['append + index, ordered ids', 'floor-index-ordered', true, ordered],
+  ] as const) {
+    const file = join(dir, `${label}.db`);
+    const env = {
+      FLOOR_FILE: file,
+      FLOOR_CHECKPOINT: options.checkpoint,
+      ...(index ? { FLOOR_INDEX: 'session' } : {}),
+    };
+    const child = await startServer(label, 'bench/floor-server.ts', env, started);
+    targets.push({ name, child, body, rows: sqliteRows(file), answered: 0 });
+  }
+  for (const [name, label, body] of [
+    ['service', 'floor-service', random],
+    ['service, ordered ids', 'floor-service-ordered', ordered],
+  ] as const) {
+    // The embedded store, whatever DATABASE_URL the bench's own environment has.
+    const env = { TRACK_DATA_DIR: join(dir, label), DATABASE_URL: '', TRACK_WORKERS: '' };
+    targets.push({ name, child: await startService(label, env, started), body, answered: 0 });
+  }
+  return {
+    targets,
+    started,
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    describe: `SQLite; floor checkpointing: ${options.checkpoint}`,
+  };
+}
+
+/** The CPU of the PostgreSQL server: its postmaster (from postmaster.pid) and every backend, ended ones too. */
+async function postgresCpu(url: string): Promise<() => number | null> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
   try {
+    const { rows } = await client.query<{ setting: string }>(
+      "SELECT setting FROM pg_settings WHERE name = 'data_directory'",
+    );
+    const pid = Number(readFileSync(join(rows[0]!.setting, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+    return () => processTreeCpuUs(pid);
+  } catch (error) {
+    console.log(`the PostgreSQL server's CPU is not measured (${String(error)})`);
+    return () => null;
+  } finally {
+    await client.end();
+  }
+}
+
+async function postgresSetup(started: Child[]): Promise<Setup> {
+  const store: ServiceStore = await openStore('postgres', 1);
+  try {
+    const url = store.env.DATABASE_URL!;
+    const source = SOURCE + store.sourceSuffix;
+    const first = oneEvent(source);
+    const targets: Target[] = [];
     const bare = await startServer('floor-bare', 'bench/bare-server.ts', {}, started);
-    targets.push({ name: 'bare', child: bare, body: random, answered: 0 });
-    for (const [name, label, index, body] of [
-      ['append', 'floor-append', false, random],
-      ['append + index', 'floor-index', true, random],
-      ['append + index, ordered ids', 'floor-index-ordered', true, ordered],
+    targets.push({ name: 'bare', child: bare, body: first, answered: 0 });
+    for (const [name, table, index, inFlight] of [
+      ['pg append', 'floor_append', false, 1],
+      ['pg append + index', 'floor_index', true, 1],
+      ['pg append + index, 2 in flight', 'floor_index_two', true, 2],
     ] as const) {
-      const file = join(dir, `${label}.db`);
       const env = {
-        FLOOR_FILE: file,
-        FLOOR_CHECKPOINT: checkpoint,
+        FLOOR_DATABASE_URL: url,
+        FLOOR_TABLE: table,
+        FLOOR_IN_FLIGHT: String(inFlight),
         ...(index ? { FLOOR_INDEX: 'session' } : {}),
       };
-      const child = await startServer(label, 'bench/floor-server.ts', env, started);
-      targets.push({ name, child, body, file, answered: 0 });
+      const child = await startServer(table.replaceAll('_', '-'), 'bench/floor-pg-server.ts', env, started);
+      const rows = async () => {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        try {
+          return Number((await client.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+        } finally {
+          await client.end();
+        }
+      };
+      targets.push({ name, child, body: first, rows, answered: 0 });
     }
-    for (const [name, label, body] of [
-      ['service', 'floor-service', random],
-      ['service, ordered ids', 'floor-service-ordered', ordered],
-    ] as const) {
-      targets.push({ name, child: await startService(label, join(dir, label), started), body, answered: 0 });
-    }
+    const service = await startService('floor-service-pg', store.env, started, source);
+    targets.push({ name: 'service', child: service, body: first, answered: 0 });
+    const returning = SCENARIOS.find((s) => s.name === 'returning-visitor')!;
+    const prepared = await returning.prepare(service, source);
+    targets.push({
+      name: 'service, returning visitors',
+      child: service,
+      body: prepared.body,
+      headers: returning.headers,
+      answered: 0,
+    });
+    return {
+      targets,
+      started,
+      databaseCpu: await postgresCpu(url),
+      cleanup: async () => {
+        await Promise.all(started.map(stopChild));
+        await store.close(false);
+      },
+      describe: `PostgreSQL (${store.database}), synchronous_commit on`,
+    };
+  } catch (error) {
+    await Promise.all(started.map(stopChild));
+    await store.close(false);
+    throw error;
+  }
+}
 
+async function main(): Promise<number> {
+  const options = floorOptions();
+  const { seconds, rounds, connections } = options;
+  mkdirSync(RESULTS, { recursive: true });
+  const started: Child[] = [];
+  const removeHandlers = stopOnSignal(started, () => undefined);
+  const setup =
+    options.store === 'postgres' ? await postgresSetup(started) : await sqliteSetup(options, started);
+  const { targets } = setup;
+  try {
     const rev = revision();
     console.log(
       `service at ${rev}; ${connections} connections, ${seconds} s per leg, ${rounds} rounds, ` +
-        `1-event first visits; floor checkpointing: ${checkpoint}`,
+        `1-event first visits; ${setup.describe}`,
     );
     const legs: FloorLeg[] = [];
     const drive = async (t: Target, s: number) => {
-      const result = await load({ port: t.child.port, body: t.body, connections, seconds: s });
+      const result = await load({
+        port: t.child.port,
+        body: t.body,
+        headers: t.headers,
+        connections,
+        seconds: s,
+      });
       t.answered += result['2xx'];
       if (gone(t.child))
         throw new Error(`${t.child.name} stopped during its leg:\n${t.child.logTail.join('\n')}`);
@@ -133,7 +263,8 @@ async function main(): Promise<number> {
     for (let round = 1; round <= rounds; round++) {
       const turn = (round - 1) % targets.length;
       for (const t of [...targets.slice(turn), ...targets.slice(0, turn)]) {
-        const cpu = cpuMeter(t.child.pid);
+        const cpu = cpuMeter(withDescendants(t.child.pid));
+        const database = setup.databaseCpu ? cpuMeter(setup.databaseCpu) : null;
         const result = await drive(t, seconds);
         const leg: FloorLeg = {
           target: t.name,
@@ -142,34 +273,41 @@ async function main(): Promise<number> {
           p99Ms: result.latency.p99,
           failed: result.non2xx + result.errors + result.timeouts,
           cpu: cpu.stop(result.requests.total),
+          ...(database
+            ? { databaseUsPerRequest: database.stop(result.requests.total)?.serverUsPerRequest ?? null }
+            : {}),
         };
         legs.push(leg);
         const c = leg.cpu;
         console.log(
-          `round ${round}  ${t.name.padEnd(28)} ${String(leg.requestsPerSec).padStart(6)} req/s  ` +
+          `round ${round}  ${t.name.padEnd(30)} ${String(leg.requestsPerSec).padStart(6)} req/s  ` +
             `p99 ${leg.p99Ms} ms  failed ${leg.failed}` +
             (c
               ? `  server ${c.serverUsPerRequest} µs/req, load ${c.loadUsPerRequest} µs/req, machine ${c.machineBusyPercent}%`
-              : ''),
+              : '') +
+            (leg.databaseUsPerRequest != null ? `, postgres ${leg.databaseUsPerRequest} µs/req` : ''),
         );
       }
     }
 
     // Rows stored without an answer: requests in flight when a leg stopped, one per connection and leg.
     const inFlight = connections * (rounds + 1);
-    const summary = targets.map((t) => {
+    const summary = [];
+    for (const t of targets) {
       const mine = legs.filter((l) => l.target === t.name);
       const bareOf = (round: number) => legs.find((b) => b.target === 'bare' && b.round === round)!;
       const ratios = mine.map((l) => l.requestsPerSec / bareOf(l.round).requestsPerSec);
       const cpu = mine.flatMap((l) => (l.cpu ? [l.cpu.serverUsPerRequest] : []));
-      const stored = t.file ? storedRows(t.file) : undefined;
-      return {
+      const db = mine.flatMap((l) => (l.databaseUsPerRequest != null ? [l.databaseUsPerRequest] : []));
+      const stored = t.rows ? await t.rows() : undefined;
+      summary.push({
         target: t.name,
         requestsPerSec: Math.round(mean(mine.map((l) => l.requestsPerSec))),
         ratio: round2(mean(ratios)),
         ratiosPerRound: ratios.map(round2),
         p99Ms: Math.max(...mine.map((l) => l.p99Ms)),
         serverUsPerRequest: cpu.length ? Math.round(mean(cpu)) : null,
+        ...(db.length ? { databaseUsPerRequest: Math.round(mean(db)) } : {}),
         failed: mine.reduce((n, l) => n + l.failed, 0),
         ...(stored === undefined
           ? {}
@@ -178,20 +316,26 @@ async function main(): Promise<number> {
               stored,
               storedOk: stored >= t.answered && stored - t.answered <= inFlight,
             }),
-      };
-    });
-    console.log('\ntarget                        req/s   ratio (per round)     p99   server µs/req  stored');
+      });
+    }
+    console.log(
+      '\ntarget                          req/s   ratio (per round)     p99   server µs/req' +
+        (setup.databaseCpu ? '  postgres µs/req' : '') +
+        '  stored',
+    );
     for (const s of summary) {
       console.log(
-        `${s.target.padEnd(28)} ${String(s.requestsPerSec).padStart(7)}   ${s.ratio.toFixed(2)} (${s.ratiosPerRound.join(', ')})`.padEnd(
-          58,
+        `${s.target.padEnd(30)} ${String(s.requestsPerSec).padStart(7)}   ${s.ratio.toFixed(2)} (${s.ratiosPerRound.join(', ')})`.padEnd(
+          60,
         ) +
           `${String(s.p99Ms).padStart(4)} ms ${String(s.serverUsPerRequest ?? '-').padStart(10)}` +
+          (setup.databaseCpu ? String(s.databaseUsPerRequest ?? '-').padStart(17) : '') +
           (s.stored === undefined
             ? ''
             : `     ${s.stored} rows for ${s.answered} answers${s.storedOk ? '' : ' (WRONG)'}`),
       );
     }
+    const file = options.store === 'postgres' ? 'floor-postgres-latest.json' : 'floor-latest.json';
     const wrong = [
       ...summary
         .filter((s) => s.storedOk === false)
@@ -199,26 +343,27 @@ async function main(): Promise<number> {
       ...summary.filter((s) => s.failed > 0).map((s) => `${s.target}: ${s.failed} requests failed`),
     ];
     if (wrong.length) {
-      console.error(`\n${wrong.join('\n')}\nbench/results/floor-latest.json not written`);
+      console.error(`\n${wrong.join('\n')}\nbench/results/${file} not written`);
       return 1;
     }
     const report = {
       date: new Date().toISOString(),
       revision: rev,
-      checkpoint,
+      store: options.store,
+      checkpoint: options.store === 'sqlite' ? options.checkpoint : undefined,
       connections,
       seconds,
       rounds,
       summary,
       legs,
     };
-    writeFileSync(join(RESULTS, 'floor-latest.json'), JSON.stringify(report, null, 2) + '\n');
-    console.log('\nbench/results/floor-latest.json written');
+    writeFileSync(join(RESULTS, file), JSON.stringify(report, null, 2) + '\n');
+    console.log(`\nbench/results/${file} written`);
     return 0;
   } finally {
     await Promise.all(started.map(stopChild));
     removeHandlers();
-    rmSync(dir, { recursive: true, force: true });
+    await setup.cleanup();
   }
 }
 

@@ -105,6 +105,8 @@ export interface FloorOptions {
   connections: number;
   /** Who checkpoints the appending servers' files: the service's checkpointer thread, or SQLite. */
   checkpoint: 'service' | 'sqlite';
+  /** The store of the floors and the service: SQLite files, or PostgreSQL. */
+  store: Store;
 }
 
 /** The options of `npm run bench:floor`. */
@@ -116,15 +118,19 @@ export function floorOptions(args = process.argv.slice(2)): FloorOptions {
       rounds: { type: 'string', default: '2' },
       connections: { type: 'string', default: '64' },
       checkpoint: { type: 'string', default: 'service' },
+      store: { type: 'string', default: 'sqlite' },
     },
     strict: true,
   });
   if (values.checkpoint !== 'service' && values.checkpoint !== 'sqlite')
     throw new Error('--checkpoint must be service or sqlite');
+  if (values.store !== 'sqlite' && values.store !== 'postgres')
+    throw new Error('--store must be sqlite or postgres');
   return {
     seconds: numberOption('duration', values.duration, 1),
     rounds: Math.round(numberOption('rounds', values.rounds, 1)),
     connections: Math.round(numberOption('connections', values.connections, 1)),
     checkpoint: values.checkpoint,
+    store: values.store,
   };
 }
