@@ -186,6 +186,38 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.equal(await store.getSession('s9'), null);
     });
 
+    test('sessions and profiles: many concurrent reads each get their own record, or null', async (t) => {
+      const { store } = await open(t);
+      const ids = Array.from({ length: 600 }, (_, i) => `s${i}`);
+      await Promise.all(
+        ids.map((id, i) =>
+          i % 2 === 0
+            ? store.commit({
+                session: { record: session(id, `p${i}`), expectVersion: null },
+                profile: { op: 'create', record: newProfile(`p${i}`, at(i)) },
+                events: [],
+              })
+            : null,
+        ),
+      );
+      // More than one statement's worth of ids, some asked twice, half of them unknown.
+      const asked = [...ids, ...ids.slice(0, 50)];
+      const sessions = await Promise.all(asked.map((id) => store.getSession(id)));
+      const profiles = await Promise.all(asked.map((id) => store.getProfile(id.replace('s', 'p'))));
+      asked.forEach((id, k) => {
+        const i = Number(id.slice(1));
+        if (i % 2 === 1) {
+          assert.equal(sessions[k], null, id);
+          assert.equal(profiles[k], null, id);
+        } else {
+          assert.equal(sessions[k]?.record.id, id);
+          assert.equal(sessions[k]?.record.profile?.id, `p${i}`);
+          assert.equal(profiles[k]?.id, `p${i}`);
+          assert.equal(profiles[k]?.metadata.time.insert, at(i));
+        }
+      });
+    });
+
     test('profiles: create, visit on the stored record, conflict on a missing profile', async (t) => {
       const { store } = await open(t);
       const created = newProfile('p1', at(0));

@@ -41,9 +41,10 @@ export const SQL = {
     name: 'delete-source',
     text: announcing('source', 'DELETE FROM sources WHERE id = $1', 'id'),
   },
-  getSession: {
-    name: 'get-session',
-    text: 'SELECT doc, raw, version, update_time FROM sessions WHERE id = $1',
+  // Sessions and profiles are read many at once (read-batch.ts).
+  getSessions: {
+    name: 'get-sessions',
+    text: 'SELECT id, doc, raw, version, update_time FROM sessions WHERE id = ANY($1::text[])',
   },
   // The sessions a batch uses without rewriting them, locked in id order (as profiles are, so that
   // batches of several processes cannot deadlock on them), then given the time of their latest request.
@@ -57,11 +58,11 @@ export const SQL = {
       WHERE s.id = t.id AND (s.update_time IS NULL OR s.update_time < t.at)`,
   },
   // A merged profile's id is an alias: it answers the survivor.
-  getProfile: {
-    name: 'get-profile',
-    text: `SELECT doc, raw FROM profiles WHERE id = $1
-      UNION ALL SELECT p.doc, p.raw FROM profile_aliases a JOIN profiles p ON p.id = a.profile_id WHERE a.alias = $1
-      LIMIT 1`,
+  getProfiles: {
+    name: 'get-profiles',
+    text: `SELECT id AS key, false AS alias, doc, raw FROM profiles WHERE id = ANY($1::text[])
+      UNION ALL SELECT a.alias, true, p.doc, p.raw FROM profile_aliases a JOIN profiles p ON p.id = a.profile_id
+        WHERE a.alias = ANY($1::text[])`,
   },
   findByIdentity: {
     name: 'find-by-identity',

@@ -14,6 +14,7 @@ import type {
 } from '../../model/records.js';
 import { withLatestRequest } from '../../model/sessions.js';
 import { GroupCommitter } from '../group-commit.js';
+import { ReadBatch } from './read-batch.js';
 import type {
   ErasedCounts,
   EventFilter,
@@ -63,7 +64,7 @@ export interface PostgresOptions {
 
 /**
  * The shared store: PostgreSQL through a connection pool. Writes go through group commit (one
- * transaction per batch, a savepoint per write set); several collector processes may share the
+ * transaction per batch, writes.ts); several collector processes may share the
  * database: sessions are inserted if absent or updated at an expected version, and profile visits
  * are applied on the row locked with SELECT … FOR UPDATE. Changes of event sources and event types
  * are announced to the other processes with NOTIFY (see notify.ts and `watchChanges`).
@@ -194,17 +195,31 @@ export class PostgresStore implements Store {
     return ((await this.query(SQL.deleteSource, [id])).rowCount ?? 0) > 0;
   }
 
+  private readonly sessions = new ReadBatch<StoredSession>(async (ids) => {
+    type Row = DocRow & { id: string; version: number; update_time: Date | null };
+    const found = new Map<string, StoredSession>();
+    for (const row of (await this.query<Row>(SQL.getSessions, [ids])).rows) {
+      const record = withLatestRequest(docOf<SessionRecord>(row)!, row.update_time?.toISOString());
+      found.set(row.id, { record, version: row.version });
+    }
+    return found;
+  });
+
+  // A merged profile's id is an alias: it answers the survivor (a profile's own id comes first).
+  private readonly profiles = new ReadBatch<ProfileRecord>(async (ids) => {
+    type Row = DocRow & { key: string; alias: boolean };
+    const found = new Map<string, ProfileRecord>();
+    const rows = (await this.query<Row>(SQL.getProfiles, [ids])).rows;
+    for (const row of rows) if (!row.alias || !found.has(row.key)) found.set(row.key, profileOf(docOf(row)!));
+    return found;
+  });
+
   async getSession(id: string): Promise<StoredSession | null> {
-    type Row = DocRow & { version: number; update_time: Date | null };
-    const row = (await this.query<Row>(SQL.getSession, [id])).rows[0];
-    if (!row) return null;
-    const record = withLatestRequest(docOf<SessionRecord>(row)!, row.update_time?.toISOString());
-    return { record, version: row.version };
+    return this.sessions.read(storable(id) as string);
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
-    const doc = docOf<ProfileRecord>((await this.query<DocRow>(SQL.getProfile, [id])).rows[0]);
-    return doc && profileOf(doc);
+    return this.profiles.read(storable(id) as string);
   }
 
   async findProfileByIdentity(key: IdentityKey): Promise<ProfileRecord | null> {
