@@ -26,14 +26,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { timeOrderedId } from '../src/domain/ids.js';
-import { cpuMeter, processTreeCpuUs, type LegCpu } from './cpu.js';
-import { load } from './load.js';
-import { mean, round2 } from './numbers.js';
+import { processTreeCpuUs } from './cpu.js';
 import { floorOptions, type FloorOptions } from './options.js';
 import { oneEvent } from './payloads.js';
 import {
   createSource,
-  gone,
   printedReady,
   RESULTS,
   revision,
@@ -42,36 +39,13 @@ import {
   spawnService,
   stopChild,
   stopOnSignal,
-  withDescendants,
   type Child,
 } from './processes.js';
 import { SCENARIOS } from './scenarios.js';
 import { openStore, type ServiceStore } from './stores.js';
+import { driveTargets, type Target } from './targets.js';
 
 const SOURCE = 'bench-floor';
-const WARMUP_SECONDS = 2;
-
-interface Target {
-  name: string;
-  child: Child;
-  body: () => string;
-  headers?: Record<string, string>;
-  /** The appending servers' row count, to check what they stored. */
-  rows?: () => Promise<number>;
-  answered: number;
-}
-
-interface FloorLeg {
-  target: string;
-  round: number;
-  requestsPerSec: number;
-  p99Ms: number;
-  /** Answers other than 2xx, connection errors and timeouts. */
-  failed: number;
-  cpu: LegCpu | null;
-  /** CPU of the PostgreSQL server (all its processes) per request, µs; postgres runs only. */
-  databaseUsPerRequest?: number | null;
-}
 
 /** What a run drives, and what it started, for the cleanup. */
 interface Setup {
@@ -245,103 +219,13 @@ async function main(): Promise<number> {
       `service at ${rev}; ${connections} connections, ${seconds} s per leg, ${rounds} rounds, ` +
         `1-event first visits; ${setup.describe}`,
     );
-    const legs: FloorLeg[] = [];
-    const drive = async (t: Target, s: number) => {
-      const result = await load({
-        port: t.child.port,
-        body: t.body,
-        headers: t.headers,
-        connections,
-        seconds: s,
-      });
-      t.answered += result['2xx'];
-      if (gone(t.child))
-        throw new Error(`${t.child.name} stopped during its leg:\n${t.child.logTail.join('\n')}`);
-      return result;
-    };
-    for (const t of targets) await drive(t, WARMUP_SECONDS);
-    for (let round = 1; round <= rounds; round++) {
-      const turn = (round - 1) % targets.length;
-      for (const t of [...targets.slice(turn), ...targets.slice(0, turn)]) {
-        const cpu = cpuMeter(withDescendants(t.child.pid));
-        const database = setup.databaseCpu ? cpuMeter(setup.databaseCpu) : null;
-        const result = await drive(t, seconds);
-        const leg: FloorLeg = {
-          target: t.name,
-          round,
-          requestsPerSec: Math.round(result.requests.total / (result.duration || seconds)),
-          p99Ms: result.latency.p99,
-          failed: result.non2xx + result.errors + result.timeouts,
-          cpu: cpu.stop(result.requests.total),
-          ...(database
-            ? { databaseUsPerRequest: database.stop(result.requests.total)?.serverUsPerRequest ?? null }
-            : {}),
-        };
-        legs.push(leg);
-        const c = leg.cpu;
-        console.log(
-          `round ${round}  ${t.name.padEnd(30)} ${String(leg.requestsPerSec).padStart(6)} req/s  ` +
-            `p99 ${leg.p99Ms} ms  failed ${leg.failed}` +
-            (c
-              ? `  server ${c.serverUsPerRequest} µs/req, load ${c.loadUsPerRequest} µs/req, machine ${c.machineBusyPercent}%`
-              : '') +
-            (leg.databaseUsPerRequest != null ? `, postgres ${leg.databaseUsPerRequest} µs/req` : ''),
-        );
-      }
-    }
-
-    // Rows stored without an answer: requests in flight when a leg stopped, one per connection and leg.
-    const inFlight = connections * (rounds + 1);
-    const summary = [];
-    for (const t of targets) {
-      const mine = legs.filter((l) => l.target === t.name);
-      const bareOf = (round: number) => legs.find((b) => b.target === 'bare' && b.round === round)!;
-      const ratios = mine.map((l) => l.requestsPerSec / bareOf(l.round).requestsPerSec);
-      const cpu = mine.flatMap((l) => (l.cpu ? [l.cpu.serverUsPerRequest] : []));
-      const db = mine.flatMap((l) => (l.databaseUsPerRequest != null ? [l.databaseUsPerRequest] : []));
-      const stored = t.rows ? await t.rows() : undefined;
-      summary.push({
-        target: t.name,
-        requestsPerSec: Math.round(mean(mine.map((l) => l.requestsPerSec))),
-        ratio: round2(mean(ratios)),
-        ratiosPerRound: ratios.map(round2),
-        p99Ms: Math.max(...mine.map((l) => l.p99Ms)),
-        serverUsPerRequest: cpu.length ? Math.round(mean(cpu)) : null,
-        ...(db.length ? { databaseUsPerRequest: Math.round(mean(db)) } : {}),
-        failed: mine.reduce((n, l) => n + l.failed, 0),
-        ...(stored === undefined
-          ? {}
-          : {
-              answered: t.answered,
-              stored,
-              storedOk: stored >= t.answered && stored - t.answered <= inFlight,
-            }),
-      });
-    }
-    console.log(
-      '\ntarget                          req/s   ratio (per round)     p99   server µs/req' +
-        (setup.databaseCpu ? '  postgres µs/req' : '') +
-        '  stored',
-    );
-    for (const s of summary) {
-      console.log(
-        `${s.target.padEnd(30)} ${String(s.requestsPerSec).padStart(7)}   ${s.ratio.toFixed(2)} (${s.ratiosPerRound.join(', ')})`.padEnd(
-          60,
-        ) +
-          `${String(s.p99Ms).padStart(4)} ms ${String(s.serverUsPerRequest ?? '-').padStart(10)}` +
-          (setup.databaseCpu ? String(s.databaseUsPerRequest ?? '-').padStart(17) : '') +
-          (s.stored === undefined
-            ? ''
-            : `     ${s.stored} rows for ${s.answered} answers${s.storedOk ? '' : ' (WRONG)'}`),
-      );
-    }
+    const { legs, summary, wrong } = await driveTargets(targets, {
+      seconds,
+      rounds,
+      connections,
+      databaseCpu: setup.databaseCpu,
+    });
     const file = options.store === 'postgres' ? 'floor-postgres-latest.json' : 'floor-latest.json';
-    const wrong = [
-      ...summary
-        .filter((s) => s.storedOk === false)
-        .map((s) => `${s.target}: stored rows do not match its answers`),
-      ...summary.filter((s) => s.failed > 0).map((s) => `${s.target}: ${s.failed} requests failed`),
-    ];
     if (wrong.length) {
       console.error(`\n${wrong.join('\n')}\nbench/results/${file} not written`);
       return 1;

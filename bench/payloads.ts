@@ -97,6 +97,21 @@ export function oneEvent(sourceId: string, sessionId: () => string = randomUUID)
   };
 }
 
+/**
+ * The first visit of `oneEvent` with what the browser tracker adds to every event: a client event id
+ * (a UUID) and the `timestamp` it was queued at, and `sent_at`.
+ */
+export function oneTrackedEvent(sourceId: string): () => string {
+  const body = oneEvent(sourceId);
+  return () => {
+    const now = new Date().toISOString();
+    return body().replace(
+      '"events":[{',
+      `"sent_at":"${now}","events":[{"id":"${randomUUID()}","timestamp":"${now}",`,
+    );
+  };
+}
+
 /** `count` small events in one request: the shape of Tracardi's own load test. */
 export function manyEvents(sourceId: string, count: number): () => string {
   const types = ['page-view', 'product-view', 'add-to-cart', 'scroll'];
@@ -116,10 +131,10 @@ export interface Visitor {
 
 /**
  * A returning visit of a random visitor: its session and profile ids, the browser context, the
- * time the tracker sent it (`sent_at`) and one page-view with a client event id (a UUID) and a
- * `timestamp`, both times now.
+ * time the tracker sent it (`sent_at`) and one page-view with a client event id (a UUID, unless
+ * `clientIds` is false) and a `timestamp`, both times now.
  */
-export function returningVisit(sourceId: string, visitors: Visitor[]): () => string {
+export function returningVisit(sourceId: string, visitors: Visitor[], clientIds = true): () => string {
   if (visitors.length === 0) throw new Error('returningVisit needs at least one visitor');
   const source = JSON.stringify({ id: sourceId });
   const browser = JSON.stringify(context);
@@ -136,6 +151,7 @@ export function returningVisit(sourceId: string, visitors: Visitor[]): () => str
     const now = new Date().toISOString();
     const head = heads[Math.floor(Math.random() * heads.length)]!;
     const event = events[n++ % events.length]!;
-    return `${head}${now}","events":[{"id":"${randomUUID()}","timestamp":"${now}"${event}]}`;
+    const id = clientIds ? `"id":"${randomUUID()}",` : '';
+    return `${head}${now}","events":[{${id}"timestamp":"${now}"${event}]}`;
   };
 }

@@ -98,7 +98,7 @@ export function selectScenarios(filters: string[] | undefined): Scenario[] {
  * `count` first visits (1-event bodies) sent to the service, a few at a time; gives each one's
  * session and the profile the service made for it. Throws unless every answer is 200.
  */
-async function firstVisits(
+export async function firstVisits(
   service: Child,
   sourceId: string,
   count: number,
