@@ -19,6 +19,7 @@ const RUN_HELP = `npm run bench -- [options]
   --scenario <names>  comma-separated filter: 1-event, 100-events, validation, returning-visitor
                       (default all)
   --connections <n>   concurrent connections (default 64)
+  --prefill <n>       first fill the store with n first visits (sqlite only; default 0)
   --rules             also run 1-event and returning-visitor with ten profile rules on page-view
   --soak <minutes>    afterwards, a soak at 50% of the measured peak rate, RSS sampled every 10 s
   --cpu-prof          run the service with --cpu-prof into bench/results/ and print the top costs
@@ -38,6 +39,8 @@ export interface RunOptions {
   /** Scenario name filters; undefined for all. */
   scenarios: string[] | undefined;
   connections: number;
+  /** First visits written into the store before the service starts (bench/prefill.ts). */
+  prefill: number;
   /** Also run the scenarios of bench/rules.ts with ten profile rules. */
   rules: boolean;
   /** 0 for no soak. */
@@ -60,6 +63,7 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
       warmup: { type: 'string', default: '2' },
       scenario: { type: 'string' },
       connections: { type: 'string', default: '64' },
+      prefill: { type: 'string', default: '0' },
       soak: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       rules: { type: 'boolean', default: false },
@@ -77,6 +81,8 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
   const store = values.store;
   if (store !== 'sqlite' && store !== 'postgres') throw new Error('--store must be sqlite or postgres');
   const workers = Math.round(numberOption('workers', values.workers, 1));
+  const prefill = Math.round(numberOption('prefill', values.prefill, 0));
+  if (prefill > 0 && store !== 'sqlite') throw new Error('--prefill needs --store sqlite');
   if (workers > 1 && store !== 'postgres')
     throw new Error('--workers above 1 needs --store postgres (the embedded store allows one process)');
   return {
@@ -90,6 +96,7 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
       .map((s) => s.trim())
       .filter(Boolean),
     connections: Math.round(numberOption('connections', values.connections, 1)),
+    prefill,
     rules: values.rules,
     soakMinutes: values.soak === undefined ? 0 : numberOption('soak', values.soak, 0.1),
     cpuProf: values['cpu-prof'],

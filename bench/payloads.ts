@@ -44,6 +44,11 @@ const context = {
   },
 };
 
+/** A copy of the browser context of the payloads. */
+export function browserContext(): typeof context {
+  return structuredClone(context);
+}
+
 const PAGES = [
   '/',
   '/products',

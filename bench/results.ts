@@ -29,6 +29,8 @@ export interface Report {
   /** Collector processes of the service (TRACK_WORKERS). */
   workers?: number;
   connections: number;
+  /** First visits written into the store before the service started (`--prefill`), when any. */
+  prefill?: number;
   durationSec: number;
   rounds: number;
   warmupSec: number;

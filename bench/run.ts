@@ -10,6 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureScenario, type Measured } from './measure.js';
 import { memory } from './memory.js';
+import { prefill } from './prefill.js';
 import { round1 } from './numbers.js';
 import { runOptions } from './options.js';
 import { createSource, RESULTS, revision, ROOT, withDescendants } from './processes.js';
@@ -52,6 +53,7 @@ async function main(): Promise<number> {
   // Node writes one profile per thread into this folder.
   const profileDir = join(RESULTS, `service-${stamp}-profiles`);
   const nodeArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  if (options.prefill > 0) prefill(store.dataDir, options.prefill);
   const servers = await startServers(store, nodeArgs, options.keepData);
   const { service } = servers;
   const ledger = new Ledger(options.connections);
@@ -91,6 +93,7 @@ async function main(): Promise<number> {
     ...(store.database ? { database: store.database } : {}),
     workers: options.workers,
     connections: options.connections,
+    ...(options.prefill > 0 ? { prefill: options.prefill } : {}),
     durationSec: options.duration,
     rounds: options.rounds,
     warmupSec: options.warmup,

@@ -6,6 +6,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { defaultConfig } from '../src/config.js';
 import type { AppConfig } from '../src/services.js';
+import { lockDataDir } from '../src/storage/sqlite/connection.js';
 import type { Store } from '../src/storage/store.js';
 
 /** A JSON body as the tests read it. */
@@ -36,15 +37,23 @@ export function tempDir(prefix = 'collector-test-'): string {
 /** Builds the real app on a fresh data folder (or the given one) with the embedded store by default. */
 export async function startService(
   overrides: Partial<AppConfig> = {},
-  options: { store?: Store; keepDataDir?: boolean } = {},
+  options: { store?: Store; keepDataDir?: boolean; lockDataDir?: boolean } = {},
 ): Promise<Service> {
   const dataDir = overrides.dataDir ?? tempDir();
+  // As src/server.ts does: the embedded store then knows that no other process writes it.
+  const release = options.lockDataDir ? lockDataDir(dataDir) : () => undefined;
   const config: AppConfig = {
     ...defaultConfig({ dataDir, logLevel: 'silent' }),
     apiToken: TOKEN,
     ...overrides,
   };
-  const app = await buildApp({ config, store: options.store, logger: false });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({ config, store: options.store, logger: false });
+  } catch (error) {
+    release();
+    throw error;
+  }
   const inject = (
     method: 'GET' | 'POST' | 'DELETE',
     url: string,
@@ -71,6 +80,7 @@ export async function startService(
     },
     async close() {
       await app.close();
+      release();
       if (!options.keepDataDir && overrides.dataDir === undefined)
         rmSync(dataDir, { recursive: true, force: true });
     },

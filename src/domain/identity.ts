@@ -1,6 +1,6 @@
 import type { Store } from '../storage/store.js';
 import { deepMerge } from './merge.js';
-import type { JsonObject, ProfileRecord, SessionRecord, WriteSet } from '../model/records.js';
+import type { JsonObject, ProfileRecord, SessionRecord, StoredSession, WriteSet } from '../model/records.js';
 import { applyVisit, newProfile } from '../model/profiles.js';
 import type { Trace } from './trace.js';
 
@@ -13,6 +13,12 @@ export interface IdentityInput {
   properties: JsonObject | undefined;
   now: string;
   newId: () => string;
+  /**
+   * Read the stored profile a known session is bound to. Without it, the profile is taken to exist
+   * and only its id is used: the commit checks that it still does (a conflict otherwise, and the
+   * request resolves again with this set).
+   */
+  readBoundProfile?: boolean;
 }
 
 export interface Identity {
@@ -21,7 +27,12 @@ export interface Identity {
   sessionWrite: WriteSet['session'];
   /** A stored session left unchanged: only the time of its latest request is written. */
   sessionTouch: WriteSet['touch'];
-  /** The profile as it will be after this request (null for profile-less requests). */
+  /** The id of the request's profile (null for profile-less requests). */
+  profileId: string | null;
+  /**
+   * The profile as it will be after this request: null for profile-less requests, and when only
+   * the id of a known session's profile was taken (IdentityInput.readBoundProfile).
+   */
   profile: ProfileRecord | null;
   profileWrite: WriteSet['profile'];
 }
@@ -46,8 +57,14 @@ export async function resolveIdentity(store: Store, input: IdentityInput, trace:
 
   let profile: ProfileRecord | null = null;
   let profileWrite: WriteSet['profile'];
+  const boundId = stored ? stored.record.profile?.id : input.profileId;
+  if (!input.profileLess && stored && boundId && input.readBoundProfile === false) {
+    // A known session's profile: its id is all the request needs unless rules, profile@ targets or
+    // options.profile ask for more (src/domain/track/attempt.ts loads it then).
+    trace.log('info', 'identity', `profile ${boundId} bound to the session is used`);
+    return mergeRequest(session, changed, stored, input, boundId, null, undefined);
+  }
   if (!input.profileLess) {
-    const boundId = stored ? stored.record.profile?.id : input.profileId;
     const existing = boundId ? await store.getProfile(boundId) : null;
     if (stored && existing) {
       profile = existing;
@@ -74,6 +91,21 @@ export async function resolveIdentity(store: Store, input: IdentityInput, trace:
     }
   }
 
+  return mergeRequest(session, changed, stored, input, profile?.id ?? null, profile, profileWrite);
+}
+
+/** The request's context and properties merged into the session: what the session write is. */
+function mergeRequest(
+  base: SessionRecord,
+  changedBefore: boolean,
+  stored: StoredSession | null,
+  input: IdentityInput,
+  profileId: string | null,
+  profile: ProfileRecord | null,
+  profileWrite: WriteSet['profile'],
+): Identity {
+  let session = base;
+  let changed = changedBefore;
   const context = deepMerge(session.context, input.context);
   const properties = deepMerge(session.properties, input.properties);
   if (context.changed || properties.changed) {
@@ -85,7 +117,7 @@ export async function resolveIdentity(store: Store, input: IdentityInput, trace:
   }
   const sessionWrite = changed ? { record: session, expectVersion: stored?.version ?? null } : undefined;
   const sessionTouch = changed ? undefined : { id: session.id, at: input.now };
-  return { session, sessionWrite, sessionTouch, profile, profileWrite };
+  return { session, sessionWrite, sessionTouch, profileId, profile, profileWrite };
 }
 
 /** Identity for a transitional source: nothing is read or stored, every request is a first visit. */
@@ -98,5 +130,12 @@ export function transientIdentity(input: IdentityInput): Identity {
     context: deepMerge({}, input.context).value,
     properties: deepMerge({}, input.properties).value,
   };
-  return { session, sessionWrite: undefined, sessionTouch: undefined, profile, profileWrite: undefined };
+  return {
+    session,
+    sessionWrite: undefined,
+    sessionTouch: undefined,
+    profileId: profile?.id ?? null,
+    profile,
+    profileWrite: undefined,
+  };
 }

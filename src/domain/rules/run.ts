@@ -39,12 +39,13 @@ async function rulesOf(book: RuleBook, type: string): Promise<CompiledRule[] | n
   return rules instanceof Promise ? await rules : rules;
 }
 
+/** The enabled rules of each event type of a request (those with any). */
+export type RulesByType = Map<string, CompiledRule[]>;
+
 /** The rules of every type in the request, looked up once per type; null when none has any. */
-async function rulesByType(
-  book: RuleBook,
-  events: EventRecord[],
-): Promise<Map<string, CompiledRule[]> | null> {
-  let found: Map<string, CompiledRule[]> | null = null;
+export async function rulesByType(book: RuleBook, events: EventRecord[]): Promise<RulesByType | null> {
+  if (events.length === 0) return null;
+  let found: RulesByType | null = null;
   let looked: Set<string> | null = null;
   const first = events[0]!.type;
   for (const event of events) {
@@ -57,17 +58,19 @@ async function rulesByType(
   return found;
 }
 
-export async function runRules(
-  book: RuleBook,
+/**
+ * The operations the rules of `byType` (rulesByType) give the events, and the profile they predict.
+ * Without a profile (a profile-less request) no rule runs.
+ */
+export function runRules(
+  byType: RulesByType | null,
   events: EventRecord[],
   profile: ProfileRecord | null,
   sourceId: string,
   at: string,
   trace: Trace,
-): Promise<RulesOutcome> {
-  if (!profile || events.length === 0) return unchanged(profile);
-  const byType = await rulesByType(book, events);
-  if (byType === null) return unchanged(profile);
+): RulesOutcome {
+  if (!profile || byType === null) return unchanged(profile);
 
   const steps: ProfileStep[] = [];
   const identities: Extract<ProfileOp, { op: 'identify' }>[] = [];

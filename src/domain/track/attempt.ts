@@ -2,7 +2,7 @@ import type { EventRecord, EventSource, ProfileRecord } from '../../model/record
 import { commitWriteSet } from '../commit.js';
 import { Conflict, ProfileErased, ValidationFailed } from '../errors.js';
 import { RequestClock } from '../event-time.js';
-import { runRules } from '../rules/run.js';
+import { rulesByType, runRules } from '../rules/run.js';
 import type { Identity, IdentityInput } from '../identity.js';
 import { resolveIdentity, transientIdentity } from '../identity.js';
 import type { Trace } from '../trace.js';
@@ -13,6 +13,9 @@ import { buildWriteSet } from './write-set.js';
 /** What a request ended with: the identity it resolved and what it stored. */
 export interface Outcome {
   identity: Identity;
+  /** The id of the profile the request ends with (null for profile-less requests). */
+  profileId: string | null;
+  /** That profile, when the request read or made it (always with options.profile answered). */
   profile: ProfileRecord | null;
   sessionSaved: boolean;
   /** Profiles the request created or changed: those merged away, then the one it ends with. */
@@ -55,9 +58,12 @@ export async function resolveAndCommit(
   throw new Conflict('the session or profile');
 }
 
-function identityInput(deps: TrackDeps, request: TrackRequest, now: string): IdentityInput {
+function identityInput(deps: TrackDeps, request: TrackRequest, now: string, attempt: number): IdentityInput {
   const { payload } = request;
   return {
+    // A first attempt takes a known session's profile by its id, and reads it only when a step
+    // needs it (see attemptOnce); an attempt after a conflict reads it, in case it is gone.
+    readBoundProfile: attempt > 1,
     sessionId: payload.session.id,
     profileId: payload.profile?.id || undefined,
     profileLess: request.profileLess,
@@ -101,7 +107,7 @@ async function attemptOnce(
 ): Promise<Outcome | 'conflict'> {
   const received = deps.clock();
   const now = received.toISOString();
-  const input = identityInput(deps, request, now);
+  const input = identityInput(deps, request, now, attempt);
   const resolved = source.transitional
     ? transientIdentity(input)
     : await resolveIdentity(deps.store, input, trace);
@@ -123,8 +129,27 @@ async function attemptOnce(
   const validation = await deps.validator.start(events.records);
   validation.check({ session: identity.session, profile: identity.profile }, (o) => o !== 'profile');
   trace.step('validation');
-  const rules = await runRules(deps.rules, events.records, identity.profile, source.id, now, trace);
-  if (validation.targets('profile')) {
+  // The whole profile is answered only with options.profile; otherwise its id is enough.
+  const wholeProfile = options.profile && source.returns_profile;
+  const byType = identity.profileId !== null ? await rulesByType(deps.rules, events.records) : null;
+  const profileTargets = validation.targets('profile');
+  // A request that stores no event has no profile write to check at commit that its profile exists.
+  const needProfile = wholeProfile || profileTargets || byType !== null || events.saved.length === 0;
+  let profile = identity.profile;
+  if (!profile && identity.profileId !== null && needProfile) {
+    profile = await deps.store.getProfile(identity.profileId);
+    if (profile?.id !== identity.profileId) {
+      // Erased or merged since the session was bound to it: resolve again, reading it first.
+      trace.log(
+        'warning',
+        'identity',
+        `profile ${identity.profileId} of the session changed; resolving again`,
+      );
+      return 'conflict';
+    }
+  }
+  const rules = runRules(byType, events.records, profile, source.id, now, trace);
+  if (profileTargets) {
     validation.check({ session: identity.session, profile: rules.predict() }, (o) => o === 'profile');
   }
   let checked: Set<string>;
@@ -133,7 +158,7 @@ async function attemptOnce(
   } catch (error) {
     // Kept with the refused request, so that erasing the profile erases it too.
     if (error instanceof ValidationFailed && identity.profileWrite?.op !== 'create') {
-      error.profileId = identity.profile?.id ?? null;
+      error.profileId = identity.profileId;
     }
     throw error;
   }
@@ -145,15 +170,14 @@ async function attemptOnce(
   );
   trace.step('rules');
 
-  // The whole profile is answered only with options.profile; otherwise its id is enough.
-  const wholeProfile = options.profile && source.returns_profile;
   const writeSet = buildWriteSet(identity, rules, options, events.saved, now, wholeProfile);
-  const profileNow = () => (wholeProfile ? rules.predict() : identity.profile);
+  const profileNow = () => (wholeProfile ? rules.predict() : profile);
   const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
   if (source.transitional || nothing) {
     trace.log('info', 'store', 'nothing to store');
     return {
       identity,
+      profileId: identity.profileId,
       profile: profileNow(),
       sessionSaved: false,
       profilesSaved: [],
@@ -185,9 +209,10 @@ async function attemptOnce(
       }
     }
   }
-  const profile = result.profile ?? profileNow();
+  const answered = result.profile ?? profileNow();
+  const profileId = result.profile?.id ?? identity.profileId;
   const profilesSaved = result.merges.map((m) => m.merged);
-  if (result.profileChanged && profile) profilesSaved.push(profile.id);
+  if (result.profileChanged && profileId !== null) profilesSaved.push(profileId);
   if (trace.enabled) trace.merges.push(...result.merges);
   for (const note of result.notes) trace.log('info', 'identity', note);
   deps.observer.rulesApplied(rules.appliedExcept(result.duplicates));
@@ -200,7 +225,8 @@ async function attemptOnce(
   );
   return {
     identity,
-    profile,
+    profileId,
+    profile: answered,
     sessionSaved: writeSet.session !== undefined,
     profilesSaved,
     events: stored,

@@ -42,7 +42,7 @@ export function buildEvents(
       context: input.context ? deepMerge(topContext, input.context).value : topContext,
       source: { id: payload.source.id },
       session: { id: identity.session.id },
-      profile: identity.profile ? { id: identity.profile.id } : null,
+      profile: identity.profileId !== null ? { id: identity.profileId } : null,
       metadata: {
         time: { insert: stamp.now, create, source },
         client_id: input.id ?? null,

@@ -56,9 +56,9 @@ export function respond(
     ux: [],
     response: {},
   };
-  if (!request.profileLess && outcome.profile) {
-    body.profile =
-      options.profile && source.returns_profile ? publicProfile(outcome.profile) : { id: outcome.profile.id };
+  if (!request.profileLess && outcome.profileId !== null) {
+    const whole = options.profile && source.returns_profile ? outcome.profile : null;
+    body.profile = whole ? publicProfile(whole) : { id: outcome.profileId };
   }
   if (trace.enabled) {
     body.debugging = {

@@ -73,6 +73,7 @@ function dropBot(
   deps.observer.eventsDropped(payload.events.length, 'bot');
   const outcome = {
     identity,
+    profileId: identity.profileId,
     profile: identity.profile,
     sessionSaved: false,
     profilesSaved: [],

@@ -23,8 +23,8 @@ function profileWrite(
   saved: EventRecord[],
   now: string,
 ): ProfileWrite | undefined {
-  const profile = identity.profile;
-  if (!profile) return undefined;
+  const profileId = identity.profileId;
+  if (profileId === null) return undefined;
   const change = rules.steps.length > 0 ? { at: now, steps: rules.steps } : undefined;
   const write = identity.profileWrite;
   if (write?.op === 'create') {
@@ -36,8 +36,7 @@ function profileWrite(
   }
   if (write?.op === 'visit') return { ...write, change };
   // A known session: its profile as read, unchanged by identity.
-  if (change || saved.length > 0) return { op: 'keep', id: profile.id, change };
-  return undefined;
+  if (change || saved.length > 0) return { op: 'keep', id: profileId, change };
   return undefined;
 }
 

@@ -3,7 +3,7 @@
  * private files of the data folder, its lock and the online backup.
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { DataDirInUseError } from '../store.js';
 import { migrations } from './migrations.js';
@@ -58,6 +58,7 @@ export function preparePrivateFiles(dataDir: string, file: string): void {
  * Returns the function that releases it.
  */
 export function lockDataDir(dataDir: string): () => void {
+  const folder = resolve(dataDir);
   const file = join(dataDir, 'collector.lock');
   preparePrivateFiles(dataDir, file);
   const db = new Database(file, { timeout: 0 });
@@ -71,7 +72,24 @@ export function lockDataDir(dataDir: string): () => void {
     if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new DataDirInUseError(dataDir);
     throw error;
   }
-  return () => db.close();
+  locked.set(folder, (locked.get(folder) ?? 0) + 1);
+  return () => {
+    db.close();
+    const count = (locked.get(folder) ?? 1) - 1;
+    if (count > 0) locked.set(folder, count);
+    else locked.delete(folder);
+  };
+}
+
+/** The data folders whose lock this process holds, with how many times it took it. */
+const locked = new Map<string, number>();
+
+/**
+ * True while this process holds the lock of the data folder (lockDataDir): no other process can
+ * write its store then, so what the store remembers of it stays true (the session cache).
+ */
+export function holdsDataDirLock(dataDir: string): boolean {
+  return locked.has(resolve(dataDir));
 }
 
 /**

@@ -73,6 +73,9 @@ export function writeStatements(db: Database.Database) {
     insertRun: db.prepare(
       'INSERT OR FAIL INTO event_runs (run, insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs, client_ids, oob) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
+    clientIdStored: db
+      .prepare('SELECT 1 FROM event_client_ids WHERE client_id = ? AND source_id = ?')
+      .pluck(),
     // Of the [client id, source id] pairs of a JSON array, those stored: one look-up per write set.
     storedClientIds: db
       .prepare(

@@ -30,9 +30,10 @@ import { pageQuery, rejectedConditions, type Dialect } from '../paging.js';
 import { SqliteDestinations } from './destinations.js';
 import { eventOfRun, pageOfRuns, runQueries } from './reads.js';
 import { readStatements } from './statements.js';
-import { preparePrivateFiles } from './connection.js';
+import { holdsDataDirLock, preparePrivateFiles } from './connection.js';
 import { fromShape, translate } from './errors.js';
-import { toRow, type WriteRow } from './write-set.js';
+import { SessionCache } from './session-cache.js';
+import { toRow, type RowOutcome, type WriteRow } from './write-set.js';
 import type { WriteOp } from './writer-protocol.js';
 import { WriterThread } from './writer-thread.js';
 import type { WriteOps } from './writes.js';
@@ -56,6 +57,9 @@ interface QueuedWrite {
   row: WriteRow;
   /** The profile the write set creates, returned as the commit's profile. */
   created: ProfileRecord | null;
+  /** What the session cache learns when it commits. */
+  session: WriteSet['session'];
+  touch: WriteSet['touch'];
 }
 
 /**
@@ -72,22 +76,32 @@ export class SqliteStore implements Store {
   // Sessions and profiles are read on the tracking path: the writer thread answers them from its
   // warm cache, gathered per turn of the event loop like writes are (any number of batches at once).
   private readonly sessions = lookups((ids) => this.onWriter('readSessions', ids));
+  // Only while this process holds the data folder's lock: nothing else writes the sessions then.
+  private sessionCache: SessionCache | null = null;
   private readonly profiles = lookups((ids) => this.onWriter('readProfiles', ids));
   readonly destinations = new SqliteDestinations((op, ...args) => this.onWriter(op, ...args));
 
   constructor(private readonly options: SqliteOptions) {
     this.committer = new GroupCommitter(
       async (items) => {
-        const outcomes = await this.onWriter(
-          'commit',
-          items.map((item) => item.row),
-        );
+        let outcomes: RowOutcome[];
+        try {
+          outcomes = await this.onWriter(
+            'commit',
+            items.map((item) => item.row),
+          );
+        } catch (error) {
+          this.sessionCache?.clear();
+          throw error;
+        }
         return outcomes.map((outcome, i): ItemOutcome<CommitResult> => {
+          const item = items[i]!;
+          this.cacheOutcome(item, outcome);
           if ('error' in outcome) return { ok: false, error: fromShape(outcome.error) };
           if (!outcome.ok) return { ok: true, value: outcome };
           const profile = outcome.profile
             ? profileOf(JSON.parse(outcome.profile) as ProfileRecord)
-            : items[i]!.created;
+            : item.created;
           const { changed: profileChanged, merges = [], notes = [], duplicates } = outcome;
           return { ok: true, value: { ok: true, profile, profileChanged, merges, notes, duplicates } };
         });
@@ -95,6 +109,25 @@ export class SqliteStore implements Store {
       options.writeQueueLimit,
       { maxInFlight: 2 },
     );
+  }
+
+  /** What a committed (or refused) write set changes of the sessions the cache keeps. */
+  private cacheOutcome(item: QueuedWrite, outcome: RowOutcome): void {
+    const cache = this.sessionCache;
+    if (!cache) return;
+    if (outcome.ok && outcome.merges && outcome.merges.length > 0) {
+      // A merge moved every session of the merged profile to the survivor.
+      cache.clear();
+      return;
+    }
+    const { session, touch } = item;
+    if (!outcome.ok) {
+      if (session) cache.delete(session.record.id);
+      if (touch) cache.delete(touch.id);
+      return;
+    }
+    if (session) cache.written(session.record, session.expectVersion, item.row[0]![2].length);
+    if (touch) cache.touched(touch.id, touch.at);
   }
 
   get file(): string {
@@ -105,6 +138,7 @@ export class SqliteStore implements Store {
     preparePrivateFiles(this.options.dataDir, this.file);
     // The writer creates the file and applies the migrations before anything reads.
     this.writer = await WriterThread.start({ file: this.file, sync: this.options.sync });
+    this.sessionCache = holdsDataDirLock(this.options.dataDir) ? new SessionCache() : null;
     try {
       this.db = new Database(this.file, { readonly: true });
       this.db.pragma('busy_timeout = 5000');
@@ -148,7 +182,8 @@ export class SqliteStore implements Store {
 
   commit(writeSet: WriteSet): Promise<CommitResult> {
     const created = writeSet.profile?.op === 'create' ? writeSet.profile.record : null;
-    return this.committer.submit({ row: toRow(writeSet), created });
+    const { session, touch } = writeSet;
+    return this.committer.submit({ row: toRow(writeSet), created, session, touch });
   }
 
   get queueDepth(): number {
@@ -172,9 +207,19 @@ export class SqliteStore implements Store {
   }
 
   async getSession(id: string): Promise<StoredSession | null> {
+    const cache = this.sessionCache;
+    const cached = cache?.get(id);
+    if (cached) return cached;
+    const token = cache?.reads(id);
     const row = await this.sessions.submit(id);
-    if (!row) return null;
-    return { record: withLatestRequest(JSON.parse(row[0]) as SessionRecord, row[2]), version: row[1] };
+    if (!row) {
+      if (token) cache!.read(id, token, null);
+      return null;
+    }
+    const [doc, version, latest] = row;
+    const record = JSON.parse(doc) as SessionRecord;
+    if (token) cache!.read(id, token, { record, version, latest, chars: doc.length });
+    return { record: withLatestRequest(record, latest), version };
   }
 
   async getProfile(id: string): Promise<ProfileRecord | null> {
@@ -302,8 +347,13 @@ export class SqliteStore implements Store {
     return this.onWriter('pruneRejected', before, keep, maxBytes);
   }
 
-  eraseProfile(id: string): Promise<ErasedCounts | null> {
-    return this.onWriter('eraseProfile', id);
+  async eraseProfile(id: string): Promise<ErasedCounts | null> {
+    try {
+      return await this.onWriter('eraseProfile', id);
+    } finally {
+      // Its sessions are gone (they are not tracked one by one).
+      this.sessionCache?.clear();
+    }
   }
 }
 

@@ -39,6 +39,14 @@ export function prepareWrites(db: Database.Database) {
    * source, or came earlier in the write set (docs/api.md#duplicates). One look-up for all of them.
    */
   const dropDuplicates = (rows: EventRow[]): { kept: EventRow[]; duplicates: string[] } => {
+    if (rows.length === 1) {
+      // One event (most requests): one look-up of its key, without the JSON of the general case.
+      const [, sourceId, , , id, , , clientId] = rows[0]!;
+      if (clientId === null || s.clientIdStored.get(clientId, sourceId) === undefined) {
+        return { kept: rows, duplicates: [] };
+      }
+      return { kept: [], duplicates: [id] };
+    }
     const key = (clientId: string, sourceId: string) => JSON.stringify([clientId, sourceId]);
     const pairs = rows.filter((r) => r[7] !== null).map((r) => [r[7], r[1]]);
     const seen = new Set(
