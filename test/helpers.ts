@@ -40,8 +40,10 @@ export async function startService(
   options: { store?: Store; keepDataDir?: boolean; lockDataDir?: boolean } = {},
 ): Promise<Service> {
   const dataDir = overrides.dataDir ?? tempDir();
-  // As src/server.ts does: the embedded store then knows that no other process writes it.
-  const release = options.lockDataDir ? lockDataDir(dataDir) : () => undefined;
+  // As src/server.ts does: the embedded store then knows that no other process writes it. By
+  // default on a fresh folder; tests that open a folder twice (another process) go without.
+  const lock = options.lockDataDir ?? overrides.dataDir === undefined;
+  const release = lock ? lockDataDir(dataDir) : () => undefined;
   const config: AppConfig = {
     ...defaultConfig({ dataDir, logLevel: 'silent' }),
     apiToken: TOKEN,

@@ -130,7 +130,7 @@ describe('several processes sharing one database', () => {
   let a: Service;
   let b: Service;
   beforeEach(async () => {
-    a = await startService();
+    a = await startService({}, { lockDataDir: false }); // two processes: no lock, no session cache
     b = await startService({ dataDir: a.dataDir });
     await a.createSource();
   });
