@@ -132,6 +132,11 @@ export interface Store {
    * the same id, and answers the bytes the record takes.
    */
   putRejected(record: RejectedRecord): Promise<number>;
+  /**
+   * Replaces the stored record of the same id (a replay refused again); false, and nothing is
+   * written, when there is none: a record replayed, erased or pruned meanwhile is not put back.
+   */
+  updateRejected(record: RejectedRecord): Promise<boolean>;
   getRejected(id: string): Promise<RejectedRecord | null>;
   listRejected(filter: RejectedFilter, limit: number, after: EventPosition | null): Promise<RejectedRecord[]>;
   deleteRejected(id: string): Promise<boolean>;

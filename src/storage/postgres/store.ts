@@ -300,6 +300,12 @@ export class PostgresStore implements Store {
     return size;
   }
 
+  async updateRejected(record: RejectedRecord): Promise<boolean> {
+    const [doc, raw] = columns(record);
+    const size = Buffer.byteLength(doc ?? raw ?? '');
+    return ((await this.query(SQL.updateRejected, [record.id, doc, raw, size])).rowCount ?? 0) > 0;
+  }
+
   async getRejected(id: string): Promise<RejectedRecord | null> {
     return docOf<RejectedRecord>((await this.query<DocRow>(SQL.getRejected, [id])).rows[0]);
   }

@@ -183,6 +183,7 @@ export class BatchWrites {
 
   /** What a written statement means: a conflict, or the write set committed with its profile. */
   private committed(answer: WriteAnswer | undefined, plan: Planned, profiles: Map<string, ProfileRecord>) {
+    if (answer?.replayed === false) return { ok: false as const, conflict: 'rejected' as const };
     if (answer?.profile_ok === false) return { ok: false as const, conflict: 'profile' as const };
     if (answer?.written !== true) return { ok: false as const, conflict: 'session' as const };
     if (plan.profile) profiles.set(plan.profile.id, plan.profile);
@@ -273,6 +274,8 @@ type Planned = Extract<WritePlan, { statement: unknown }>;
 interface WriteAnswer {
   written: boolean;
   profile_ok: boolean;
+  /** When the write set replays a quarantined record: whether it was there to claim. */
+  replayed?: boolean;
   /** When the write set's events carry client ids: those not stored (duplicates). */
   duplicates?: string[];
 }

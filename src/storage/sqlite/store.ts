@@ -264,6 +264,10 @@ export class SqliteStore implements Store {
     );
   }
 
+  updateRejected(record: RejectedRecord): Promise<boolean> {
+    return this.onWriter('updateRejected', record.id, JSON.stringify(record));
+  }
+
   getRejected(id: string): Promise<RejectedRecord | null> {
     return this.run(() => parseDoc<RejectedRecord>(this.stmt.getRejected.get(id)));
   }
