@@ -1,5 +1,6 @@
 import type { EventRecord, EventSource, ProfileRecord } from '../../model/records.js';
 import { commitWriteSet } from '../commit.js';
+import { claimed, claimOnly } from '../replay-claim.js';
 import { Conflict, ProfileErased, ValidationFailed } from '../errors.js';
 import { RequestClock } from '../event-time.js';
 import { runRules } from '../rules/run.js';
@@ -148,9 +149,12 @@ async function attemptOnce(
   // The whole profile is answered only with options.profile; otherwise its id is enough.
   const wholeProfile = options.profile && source.returns_profile;
   const writeSet = buildWriteSet(identity, rules, options, events.saved, now, wholeProfile);
+  const { replayOf } = request;
+  if (replayOf !== undefined) writeSet.replayOf = replayOf;
   const profileNow = () => (wholeProfile ? rules.predict() : identity.profile);
   const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
   if (source.transitional || nothing) {
+    await claimOnly(deps, replayOf);
     trace.log('info', 'store', 'nothing to store');
     return {
       identity,
@@ -161,7 +165,7 @@ async function attemptOnce(
       duplicates: [],
     };
   }
-  const result = await commitWriteSet(deps.store, deps.observer, writeSet);
+  const result = claimed(await commitWriteSet(deps.store, deps.observer, writeSet), replayOf);
   trace.step('commit');
   if (!result.ok) {
     trace.log(
