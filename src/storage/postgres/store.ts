@@ -16,6 +16,8 @@ import { withLatestRequest } from '../../model/sessions.js';
 import { GroupCommitter } from '../group-commit.js';
 import type {
   ErasedCounts,
+  EventCountQuery,
+  EventCounts,
   EventFilter,
   EventPosition,
   ProfileRuleFilter,
@@ -32,6 +34,7 @@ import { PostgresDestinations } from './destinations.js';
 import type { Query } from './delivery-reads.js';
 import { ChangeFeed } from './notify.js';
 import { listEvents, listRejected } from './reads.js';
+import { countEvents, type CountQuery } from './event-counts.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
 import { documentColumns as columns } from './write-set.js';
 import { BatchWrites } from './writes.js';
@@ -247,6 +250,10 @@ export class PostgresStore implements Store {
 
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
     return listEvents((text, values) => this.query<DocRow>(text, values), filter, limit, after);
+  }
+
+  countEvents(query: EventCountQuery): Promise<EventCounts> {
+    return countEvents(((text: string, values: unknown[]) => this.query(text, values)) as CountQuery, query);
   }
 
   listRejected(

@@ -17,6 +17,8 @@ import { withLatestRequest } from '../../model/sessions.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type {
   ErasedCounts,
+  EventCountQuery,
+  EventCounts,
   EventFilter,
   EventPosition,
   ProfileRuleFilter,
@@ -29,6 +31,7 @@ import { parseDoc, parseDocs } from '../documents.js';
 import { pageQuery, rejectedConditions, type Dialect } from '../paging.js';
 import { SqliteDestinations } from './destinations.js';
 import { eventOfRun, pageOfRuns, runQueries } from './reads.js';
+import { countEventsStatement } from './event-counts.js';
 import { readStatements } from './statements.js';
 import { preparePrivateFiles } from './connection.js';
 import { fromShape, translate } from './errors.js';
@@ -231,6 +234,20 @@ export class SqliteStore implements Store {
         params,
       }));
       return pageOfRuns(queries, filter, limit, after);
+    });
+  }
+
+  countEvents(query: EventCountQuery): Promise<EventCounts> {
+    return this.run(() => {
+      const { sql, params } = countEventsStatement(query);
+      type Row = [minute: string, type: string | null, count: number, otherTypes: number];
+      const rows = this.statement(sql)
+        .raw()
+        .all(...params) as Row[];
+      return {
+        rows: rows.map(([minute, type, count]) => ({ minute, type, count })),
+        otherTypes: rows[0]?.[3] ?? 0,
+      };
     });
   }
 
