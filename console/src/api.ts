@@ -102,6 +102,8 @@ export type {
 export type { DestinationRecord, FailedBatch } from '../../src/model/destinations.js';
 import type { EventRecord } from '../../src/model/records.js';
 
+export type { EventStats } from '../../src/domain/event-stats.js';
+
 export interface EventPage {
   result: EventRecord[];
   next: string | null;

@@ -2,6 +2,7 @@ import type { Store } from '../storage/store.js';
 import type { EventRecord, JsonObject } from '../model/records.js';
 import { admitSource, refuse } from './admission.js';
 import { commitWriteSet } from './commit.js';
+import { claimed, claimOnly } from './replay-claim.js';
 import type { Enricher } from './enrichment/enricher.js';
 import type { PipelineObserver } from './observer.js';
 import type { Quarantine } from './quarantine.js';
@@ -18,6 +19,8 @@ export interface CollectRequest {
   userAgent: string | null;
   /** When the request was first received, for a replay from the quarantine; else now. */
   receivedAt?: Date;
+  /** A replay: the id of the quarantined record, claimed by the commit (src/domain/replay-claim.ts). */
+  replayOf?: string;
 }
 
 export interface CollectDeps {
@@ -62,6 +65,7 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
     },
   };
   if (deps.enricher.drops(request.userAgent)) {
+    await claimOnly(deps, request.replayOf);
     deps.observer.eventsAccepted(1);
     deps.observer.eventsDropped(1, 'bot');
     return { source: { consent: source.consent }, event: { id: event.id } };
@@ -83,7 +87,9 @@ export async function collect(deps: CollectDeps, request: CollectRequest): Promi
       },
     });
   }
-  if (!source.transitional) await commitWriteSet(deps.store, deps.observer, { events: [event] });
+  const { replayOf } = request;
+  if (source.transitional) await claimOnly(deps, replayOf);
+  else claimed(await commitWriteSet(deps.store, deps.observer, { events: [event], replayOf }), replayOf);
   deps.observer.eventsAccepted(1);
   return { source: { consent: source.consent }, event: { id: event.id } };
 }

@@ -74,11 +74,13 @@ export class Quarantine {
     return record;
   }
 
-  /** A replay refused by validation again: the record keeps its place and now says why. */
-  async refusedAgain(record: RejectedRecord, rejection: ValidationFailed): Promise<RejectedRecord> {
+  /**
+   * A replay refused by validation again: the record keeps its place and now says why. A record gone
+   * meanwhile (replayed by another request, erased, pruned) is not put back: null.
+   */
+  async refusedAgain(record: RejectedRecord, rejection: ValidationFailed): Promise<RejectedRecord | null> {
     const updated = { ...record, detail: rejection.message, errors: rejection.failures };
-    await this.store.putRejected(updated);
-    return updated;
+    return (await this.store.updateRejected(updated)) ? updated : null;
   }
 
   /** Applies the retention bounds; returns how many records were deleted. */

@@ -11,9 +11,11 @@ export interface ReplayDeps extends TrackDeps {
 
 /**
  * Runs a quarantined request through its endpoint's pipeline again (docs/api.md#replay). Accepted,
- * the record leaves the quarantine; refused by validation again, the record keeps its place with
- * the current failures; any other refusal leaves it as it was. A request of a profile erased since
- * it was refused is dropped, never replayed (ProfileErased).
+ * the record leaves the quarantine in the commit that stores its events (src/domain/replay-claim.ts),
+ * so that of concurrent replays one stores them and the others find the record gone (NotFound);
+ * refused by validation again, the record keeps its place with the current failures; any other
+ * refusal leaves it as it was. A request of a profile erased since it was refused is dropped, never
+ * replayed (ProfileErased).
  */
 export async function replay(
   deps: ReplayDeps,
@@ -35,6 +37,7 @@ export async function replay(
             userAgent,
             receivedAt,
             expectProfile: record.profile_id ?? null,
+            replayOf: record.id,
           })
         : await collect(run, {
             eventType: event_type ?? record.event_types[0] ?? '',
@@ -43,12 +46,12 @@ export async function replay(
             ip,
             userAgent,
             receivedAt,
+            replayOf: record.id,
           });
   } catch (error) {
     if (error instanceof ValidationFailed) await deps.quarantine.refusedAgain(record, error);
     if (error instanceof ProfileErased) await deps.store.deleteRejected(record.id);
     throw error;
   }
-  await deps.store.deleteRejected(record.id);
   return answer;
 }

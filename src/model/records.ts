@@ -180,6 +180,12 @@ export interface WriteSet {
   events: EventRecord[];
   /** The caller needs the whole profile as the write set leaves it (else only its id, after a merge). */
   answerProfile?: boolean;
+  /**
+   * The id of the quarantined request this write set replays (docs/api.md#replay): the store deletes
+   * its record in the same transaction, and writes nothing when the record is gone (claimed by
+   * another replay, erased or pruned): the conflict `rejected`.
+   */
+  replayOf?: string;
 }
 
 /** A merge the store made while committing: `merged` became an alias of `into`. */
@@ -209,7 +215,10 @@ export interface Committed {
   duplicates: string[];
 }
 
-export type CommitResult = Committed | { ok: false; conflict: 'session' | 'profile' };
+/** `rejected`: the quarantined record of `replayOf` is gone; the others are worth resolving again. */
+export type CommitConflict = 'session' | 'profile' | 'rejected';
+
+export type CommitResult = Committed | { ok: false; conflict: CommitConflict };
 
 /** One operation of a profile rule as it is saved (docs/api.md#profile-rules). */
 export interface RuleOperation {

@@ -4,6 +4,7 @@ import type { RouteOptions } from '../services.js';
 import destinationRoutes from './destinations.js';
 import eventManagementRoutes from './event-management.js';
 import eventSourceRoutes from './event-sources.js';
+import eventStatsRoutes from './event-stats.js';
 import recordRoutes from './records.js';
 import metricsRoutes from './metrics.js';
 import profileRuleRoutes from './profile-rules.js';
@@ -19,6 +20,7 @@ export default async function managementRoutes(app: FastifyInstance, options: Ro
   });
   await app.register(eventSourceRoutes, options);
   await app.register(recordRoutes, options);
+  await app.register(eventStatsRoutes, options);
   await app.register(profileRoutes, options);
   await app.register(profileRuleRoutes, options);
   await app.register(eventManagementRoutes, options);

@@ -100,7 +100,7 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
         tags,
         summary: 'Run a rejected request through its endpoint again',
         description:
-          'Answers as /track or /collect would. Once accepted, the record is removed; a request that fails again stays and the 406 lists the current failures. A request whose profile was erased since is dropped: 410.',
+          'Answers as /track or /collect would. Once accepted, the record is removed in the same commit that stores the events: of replays of one record at once, exactly one stores them and answers 200, the others answer 404 as a later replay would. A request that fails again stays and the 406 lists the current failures. A request whose profile was erased since is dropped: 410.',
         params: exampleId(idParam, rejectedRecord.id),
         response: {
           200: {
@@ -116,7 +116,11 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
                 'The management token is missing or wrong, or the event source of the request is now unknown or disabled',
               example: { detail: 'Not authenticated' },
             },
-            notFound('Rejected request', rejectedRecord.id),
+            {
+              ...notFound('Rejected request', rejectedRecord.id),
+              description:
+                'No rejected request with this id: never kept, replayed already (or by a replay running at the same time), erased or pruned',
+            },
             {
               status: 406,
               description: 'Refused by validation again: the record stays, with these current reasons',

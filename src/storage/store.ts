@@ -50,6 +50,28 @@ export interface StoreChange {
   id: string | null;
 }
 
+/** Events counted by `Store.countEvents`: inserted in [since, until), of one source or type if given. */
+export interface EventCountQuery {
+  /** ISO 8601 UTC, as `isoTime` writes; compared with `metadata.time.insert`. */
+  since: string;
+  until: string;
+  sourceId?: string;
+  type?: string;
+  /** How many event types are counted by name (the most frequent); the others are counted together. */
+  top: number;
+}
+
+/** Events per minute and type (docs/api.md#event-stats). */
+export interface EventCounts {
+  /**
+   * One row per minute and type: `minute` is the minute of the insert time, `YYYY-MM-DDTHH:MM` in
+   * UTC; `type` is null for the types beyond the `top` most frequent, counted together.
+   */
+  rows: { minute: string; type: string | null; count: number }[];
+  /** How many types are counted together (type null). */
+  otherTypes: number;
+}
+
 export interface ProfileRuleFilter {
   eventType?: string;
 }
@@ -98,6 +120,12 @@ export interface Store {
    */
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]>;
   /**
+   * Stored events counted per minute of their insert time and per type, the `top` most frequent
+   * types of the range by name and the others together, so that the answer is bounded by the
+   * range's minutes whatever the number of types. Reads the events inserted in the range.
+   */
+  countEvents(query: EventCountQuery): Promise<EventCounts>;
+  /**
    * Deletes a profile (an alias names its survivor), the sessions bound to it and their events, its
    * identities and aliases, and the quarantined requests naming it or one of its sessions; null when
    * the profile is unknown.
@@ -132,6 +160,11 @@ export interface Store {
    * the same id, and answers the bytes the record takes.
    */
   putRejected(record: RejectedRecord): Promise<number>;
+  /**
+   * Replaces the stored record of the same id (a replay refused again); false, and nothing is
+   * written, when there is none: a record replayed, erased or pruned meanwhile is not put back.
+   */
+  updateRejected(record: RejectedRecord): Promise<boolean>;
   getRejected(id: string): Promise<RejectedRecord | null>;
   listRejected(filter: RejectedFilter, limit: number, after: EventPosition | null): Promise<RejectedRecord[]>;
   deleteRejected(id: string): Promise<boolean>;

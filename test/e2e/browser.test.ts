@@ -497,13 +497,25 @@ describe('web console', () => {
     const link = consolePage.locator('#live-events tr[data-type="add-to-cart"] a');
     assert.equal(await link.getAttribute('href'), `#/profile/${profileId}`);
 
+    // The chart reads the counts of GET /events/stats, never a large page of events.
+    const counted = consolePage.waitForResponse((r) => new URL(r.url()).pathname === '/events/stats', {
+      timeout: 15_000,
+    });
+    const listed: string[] = [];
+    consolePage.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/events') listed.push(r.url());
+    });
+
     // Live: an event sent now shows up without reloading the console.
     const sent = demo.waitForResponse(isTrack);
     await demo.click('#add-to-cart');
     await sent;
     // (Waiting in the page with a string function would be refused by the console's CSP: no eval.)
     await consolePage.locator('#live-events tr[data-type="add-to-cart"]').nth(1).waitFor({ timeout: 10_000 });
-    await consolePage.locator('#chart-status', { hasText: 'newest' }).waitFor();
+    await consolePage.locator('#chart-status', { hasText: 'in the last 30 minutes' }).waitFor();
+    const stats = await (await counted).json();
+    assert.equal(stats.types.length > 0, true, JSON.stringify(stats));
+    for (const url of listed) assert.equal(new URL(url).searchParams.get('limit'), '50', url);
     await consolePage.screenshot({ path: artifact('console-live.png') });
 
     // Disable and enable the source from the console.

@@ -61,7 +61,7 @@ await page.goto(`${running.base}/console/`);
 await page.fill('#token', TOKEN);
 await page.click('#signin-submit');
 await page.locator('#live-events tr[data-type="purchase"]').first().waitFor();
-await page.locator('#chart-status', { hasText: 'newest' }).waitFor();
+await page.locator('#chart-status', { hasText: 'in the last 30 minutes' }).waitFor();
 await sleep(2500);
 const path = join(ROOT, 'docs', 'console.png');
 await page.screenshot({ path });

@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { CursorCodec } from '../../src/http/paging.js';
-import { AUTH, startService, type Service } from '../helpers.js';
+import { AUTH, type Service } from '../helpers.js';
+import { usePostgres } from '../support/postgres.js';
+import { STORES, startOn } from '../routes/profiles-support.js';
 import {
   allEvents,
   answerOf,
@@ -21,6 +23,9 @@ import {
   type Json,
   type Loc,
 } from './support.js';
+
+// Every case runs against both stores: what reaches the store must be stored (or refused) alike.
+usePostgres();
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -795,124 +800,134 @@ function label(c: Case): string {
   return `${c.method} ${url}: ${c.name}`;
 }
 
-describe(`bad input corpus (${CASES.length} requests)`, () => {
-  let service: Service;
-  before(async () => {
-    service = await startService();
-    await service.createSource();
-    await service.createSource({ id: 'disabled', enabled: false });
-  });
-  after(() => service.close());
-
-  test('the corpus has more than 40 distinct inputs and covers every public endpoint', () => {
-    assert.ok(CASES.length > 40);
-    assert.ok(BODY_INPUTS.length >= 36);
-    // The deep bodies are refused for their depth, not their size; the 5 MB one for its size.
-    assert.ok(deepArray.length < BODY_LIMIT && deepObject.length < BODY_LIMIT);
-    assert.ok(fiveMegabytes.length > BODY_LIMIT);
-    for (const path of [
-      '/track',
-      '/track?profile_less=true',
-      '/collect/',
-      '/event-source',
-      '/event/management',
-      '/profile-rule',
-      '/profiles',
-      '/events',
-      '/event/',
-    ])
-      assert.ok(
-        CASES.some((c) => c.url.startsWith(path)),
-        path,
-      );
-  });
-
-  for (const c of CASES) {
-    test(label(c), async () => {
-      const headers: Record<string, string> = { ...c.headers };
-      if (c.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
-        headers['content-type'] = 'application/json';
-      const res = await service.app.inject({ method: c.method, url: c.url, headers, payload: c.body });
-      const body = assertError(answerOf(res), c.status, label(c), c.loc);
-      if (c.detail !== undefined) assert.equal(body.detail, c.detail);
+for (const store of STORES) {
+  describe(`bad input corpus (${CASES.length} requests) (${store})`, () => {
+    let service: Service;
+    before(async () => {
+      service = await startOn(store);
+      await service.createSource({ id: 'disabled', enabled: false });
     });
-  }
+    after(() => service.close());
 
-  test('after the corpus nothing is stored and the service still answers', async () => {
-    assert.equal(await countEvents(service), 0);
-    expectStatus(await service.app.inject({ method: 'GET', url: '/health' }), 200, '/health');
-    const res = await service.post('/track', validPayload('after-corpus', { options: { debugger: true } }));
-    const body = expectStatus(res, 200, '/track');
-    assert.equal(body.debugging.events.ids.length, 1);
-    assert.equal(await countEvents(service), 1);
-  });
-
-  test('properties nested exactly TRACK_MAX_DEPTH levels deep are accepted (the boundary)', async () => {
-    // body(1) > events(2) > event(3) > properties(4) > …: properties and what it holds span levels 4 to 32.
-    const properties = JSON.parse(nestedObject(MAX_DEPTH - 3)) as Json;
-    const body = validPayload('depth-boundary', { events: [{ type: 'deep', properties }] });
-    expectStatus(await service.post('/track', body), 200, 'depth boundary');
-    const deeper = validPayload('depth-boundary-2', {
-      events: [{ type: 'deep', properties: { a: properties } }],
+    test('the corpus has more than 40 distinct inputs and covers every public endpoint', () => {
+      assert.ok(CASES.length > 40);
+      assert.ok(BODY_INPUTS.length >= 36);
+      // The deep bodies are refused for their depth, not their size; the 5 MB one for its size.
+      assert.ok(deepArray.length < BODY_LIMIT && deepObject.length < BODY_LIMIT);
+      assert.ok(fiveMegabytes.length > BODY_LIMIT);
+      for (const path of [
+        '/track',
+        '/track?profile_less=true',
+        '/collect/',
+        '/event-source',
+        '/event/management',
+        '/profile-rule',
+        '/profiles',
+        '/events',
+        '/event/',
+      ])
+        assert.ok(
+          CASES.some((c) => c.url.startsWith(path)),
+          path,
+        );
     });
-    assertError(answerOf(await service.post('/track', deeper)), 422, 'one level deeper');
+
+    for (const c of CASES) {
+      test(label(c), async () => {
+        const headers: Record<string, string> = { ...c.headers };
+        if (c.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+          headers['content-type'] = 'application/json';
+        const res = await service.app.inject({ method: c.method, url: c.url, headers, payload: c.body });
+        const body = assertError(answerOf(res), c.status, label(c), c.loc);
+        if (c.detail !== undefined) assert.equal(body.detail, c.detail);
+      });
+    }
+
+    test('after the corpus nothing is stored and the service still answers', async () => {
+      assert.equal(await countEvents(service), 0);
+      expectStatus(await service.app.inject({ method: 'GET', url: '/health' }), 200, '/health');
+      const res = await service.post('/track', validPayload('after-corpus', { options: { debugger: true } }));
+      const body = expectStatus(res, 200, '/track');
+      assert.equal(body.debugging.events.ids.length, 1);
+      assert.equal(await countEvents(service), 1);
+    });
+
+    test('properties nested exactly TRACK_MAX_DEPTH levels deep are accepted (the boundary)', async () => {
+      // body(1) > events(2) > event(3) > properties(4) > …: properties and what it holds span levels 4 to 32.
+      const properties = JSON.parse(nestedObject(MAX_DEPTH - 3)) as Json;
+      const body = validPayload('depth-boundary', { events: [{ type: 'deep', properties }] });
+      expectStatus(await service.post('/track', body), 200, 'depth boundary');
+      const deeper = validPayload('depth-boundary-2', {
+        events: [{ type: 'deep', properties: { a: properties } }],
+      });
+      assertError(answerOf(await service.post('/track', deeper)), 422, 'one level deeper');
+    });
   });
-});
+}
 
 // ---------------------------------------------------------------------------------------------
 // The worst inputs through a real socket: the process must survive and keep answering.
 
-describe('the worst inputs against a real listening server', () => {
-  let service: Service;
-  let port: number;
-  before(async () => {
-    service = await startService();
-    await service.createSource();
-    await service.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (service.app.server.address() as AddressInfo).port;
-  });
-  after(() => service.close());
-
-  const json = { 'content-type': 'application/json' };
-  const worst: [string, RawRequest, number][] = [
-    ['200,000-deep arrays', { path: '/track', headers: json, body: deepArray }, 422],
-    ['200,000-deep objects', { path: '/track', headers: json, body: deepObject }, 422],
-    ['200,000 unclosed arrays', { path: '/track', body: '['.repeat(200_000) }, 400],
-    ['200,000-deep arrays on /collect', { path: '/collect/a/src-1', body: deepArray }, 422],
-    ['5 MB body with Content-Length', { path: '/track', headers: json, body: fiveMegabytes }, 413],
-    [
-      '5 MB body, chunked, no Content-Length',
-      { path: '/track', headers: json, chunks: Array.from({ length: 80 }, () => Buffer.alloc(65_536, 0x20)) },
-      413,
-    ],
-    ['5 MB body on /collect', { path: '/collect/a/src-1', body: fiveMegabytes }, 413],
-    ['5 MB body on the management API', { path: '/event-source', headers: AUTH, body: fiveMegabytes }, 413],
-    ['invalid UTF-8', { path: '/track', body: Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]) }, 400],
-    ['invalid UTF-8 on /collect', { path: '/collect/a/src-1', body: Buffer.from([0xc0, 0xaf, 0xff]) }, 400],
-    ['1e400', { path: '/track', body: `{"a":1e400}` }, 422],
-    ['malformed URL', { method: 'GET', path: '/event/%E0%A4%A', headers: AUTH }, 400],
-  ];
-
-  for (const [name, request, status] of worst) {
-    test(`${name}: ${status}`, async () => {
-      assertError(await sendRaw(port, request), status, name);
+for (const store of STORES) {
+  describe(`the worst inputs against a real listening server (${store})`, () => {
+    let service: Service;
+    let port: number;
+    before(async () => {
+      service = await startOn(store);
+      await service.app.listen({ port: 0, host: '127.0.0.1' });
+      port = (service.app.server.address() as AddressInfo).port;
     });
-  }
+    after(() => service.close());
 
-  test('all of them at once, then the process still answers /health and /track', async () => {
-    const answers = await Promise.all(worst.map(([, request]) => sendRaw(port, request)));
-    answers.forEach((answer, i) => assertError(answer, worst[i]![2], worst[i]![0]));
-    const health = await fetch(`http://127.0.0.1:${port}/health`);
-    assert.equal(health.status, 200);
-    const res = await fetch(`http://127.0.0.1:${port}/track`, {
-      method: 'POST',
-      body: JSON.stringify(validPayload('after-worst', { options: { debugger: true } })),
+    const json = { 'content-type': 'application/json' };
+    const worst: [string, RawRequest, number][] = [
+      ['200,000-deep arrays', { path: '/track', headers: json, body: deepArray }, 422],
+      ['200,000-deep objects', { path: '/track', headers: json, body: deepObject }, 422],
+      ['200,000 unclosed arrays', { path: '/track', body: '['.repeat(200_000) }, 400],
+      ['200,000-deep arrays on /collect', { path: '/collect/a/src-1', body: deepArray }, 422],
+      ['5 MB body with Content-Length', { path: '/track', headers: json, body: fiveMegabytes }, 413],
+      [
+        '5 MB body, chunked, no Content-Length',
+        {
+          path: '/track',
+          headers: json,
+          chunks: Array.from({ length: 80 }, () => Buffer.alloc(65_536, 0x20)),
+        },
+        413,
+      ],
+      ['5 MB body on /collect', { path: '/collect/a/src-1', body: fiveMegabytes }, 413],
+      ['5 MB body on the management API', { path: '/event-source', headers: AUTH, body: fiveMegabytes }, 413],
+      [
+        'invalid UTF-8',
+        { path: '/track', body: Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]) },
+        400,
+      ],
+      ['invalid UTF-8 on /collect', { path: '/collect/a/src-1', body: Buffer.from([0xc0, 0xaf, 0xff]) }, 400],
+      ['1e400', { path: '/track', body: `{"a":1e400}` }, 422],
+      ['malformed URL', { method: 'GET', path: '/event/%E0%A4%A', headers: AUTH }, 400],
+    ];
+
+    for (const [name, request, status] of worst) {
+      test(`${name}: ${status}`, async () => {
+        assertError(await sendRaw(port, request), status, name);
+      });
+    }
+
+    test('all of them at once, then the process still answers /health and /track', async () => {
+      const answers = await Promise.all(worst.map(([, request]) => sendRaw(port, request)));
+      answers.forEach((answer, i) => assertError(answer, worst[i]![2], worst[i]![0]));
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
+      assert.equal(health.status, 200);
+      const res = await fetch(`http://127.0.0.1:${port}/track`, {
+        method: 'POST',
+        body: JSON.stringify(validPayload('after-worst', { options: { debugger: true } })),
+      });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as Json;
+      assert.equal(body.debugging.events.ids.length, 1);
     });
-    assert.equal(res.status, 200);
-    const body = (await res.json()) as Json;
-    assert.equal(body.debugging.events.ids.length, 1);
   });
-});
+}
 
 // ---------------------------------------------------------------------------------------------
 // Hostile values the service takes and stores safely (docs/api.md#event-time, #client-address,
@@ -941,84 +956,86 @@ function rawRequest(port: number, head: Buffer, body: string): Promise<{ status:
   });
 }
 
-describe('hostile values stored safely', () => {
-  let service: Service;
-  let port: number;
-  before(async () => {
-    service = await startService({ trustProxy: true });
-    await service.createSource();
-    await service.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (service.app.server.address() as AddressInfo).port;
-  });
-  after(() => service.close());
-
-  const body = (sid: string, extra: Json = {}) => JSON.stringify(validPayload(sid, extra));
-  const storedOf = async (sid: string) => (await allEvents(service, { session_id: sid })) as Json[];
-
-  test('times far in the past and far in the future are stored, clamped where the reference says', async () => {
-    const res = await service.post(
-      '/track',
-      validPayload('far-times', {
-        sent_at: '0001-01-01T00:00:00Z',
-        events: [
-          { type: 'past', timestamp: '0001-01-01T00:00:00Z' },
-          { type: 'future', timestamp: '9999-12-31T23:59:59.999Z' },
-        ],
-      }),
-    );
-    expectStatus(res, 200, 'far times');
-    const events = await storedOf('far-times');
-    assert.equal(events.length, 2);
-    for (const e of events) assert.match(e.metadata.time.create, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    assert.equal(events.find((e) => e.type === 'future')!.metadata.time.source, 'clamped');
-  });
-
-  test('a User-Agent of 100 kB is a 431; of 10 kB it is read by its start', async () => {
-    const big = await sendRaw(port, {
-      path: '/track',
-      headers: { 'user-agent': 'x'.repeat(100_000) },
-      body: body('ua-100k'),
+for (const store of STORES) {
+  describe(`hostile values stored safely (${store})`, () => {
+    let service: Service;
+    let port: number;
+    before(async () => {
+      service = await startOn(store, { trustProxy: true });
+      await service.app.listen({ port: 0, host: '127.0.0.1' });
+      port = (service.app.server.address() as AddressInfo).port;
     });
-    assertError(big, 431, 'User-Agent of 100 kB');
-    const res = await service.post('/track', body('ua-10k'), {
-      'user-agent': `Mozilla/5.0 ${'y'.repeat(10_000)}`,
+    after(() => service.close());
+
+    const body = (sid: string, extra: Json = {}) => JSON.stringify(validPayload(sid, extra));
+    const storedOf = async (sid: string) => (await allEvents(service, { session_id: sid })) as Json[];
+
+    test('times far in the past and far in the future are stored, clamped where the reference says', async () => {
+      const res = await service.post(
+        '/track',
+        validPayload('far-times', {
+          sent_at: '0001-01-01T00:00:00Z',
+          events: [
+            { type: 'past', timestamp: '0001-01-01T00:00:00Z' },
+            { type: 'future', timestamp: '9999-12-31T23:59:59.999Z' },
+          ],
+        }),
+      );
+      expectStatus(res, 200, 'far times');
+      const events = await storedOf('far-times');
+      assert.equal(events.length, 2);
+      for (const e of events)
+        assert.match(e.metadata.time.create, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(events.find((e) => e.type === 'future')!.metadata.time.source, 'clamped');
     });
-    expectStatus(res, 200, 'User-Agent of 10 kB');
-    const session = expectStatus(await service.get('/session/ua-10k'), 200);
-    assert.ok(JSON.stringify(session).length < 2000, 'nothing of it is stored whole');
-  });
 
-  test('invalid UTF-8 in User-Agent and X-Forwarded-For: answered, stored safely, never a 500', async () => {
-    const head = Buffer.concat([
-      Buffer.from('POST /track HTTP/1.1\r\nhost: x\r\nuser-agent: Mozilla/5.0 '),
-      Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]),
-      Buffer.from('\r\nx-forwarded-for: 203.0.113.'),
-      Buffer.from([0xff]),
-      Buffer.from(', 10.0.0.1\r\n'),
-    ]);
-    const answer = await rawRequest(port, head, body('bad-bytes'));
-    assert.equal(answer.status, 200, answer.body);
-    const [event] = await storedOf('bad-bytes');
-    assert.equal(event!.metadata.ip, null, 'a forwarded value that is no address');
-    expectStatus(await service.get('/session/bad-bytes'), 200);
-  });
-
-  test('X-Forwarded-For with hundreds of entries, or garbage: stored safely', async () => {
-    const hops = Array.from({ length: 400 }, (_, i) => `10.0.${i >> 8}.${i & 255}`).join(', ');
-    for (const [sid, header, ip] of [
-      ['xff-many', `198.51.100.4, ${hops}`, '198.51.100.4'],
-      ['xff-garbage', `'; DROP TABLE events; --, <script>`, null],
-      ['xff-commas', ',,,  ,', '127.0.0.1'],
-      ['xff-long', 'z'.repeat(8000), null],
-    ] as const) {
-      const res = await sendRaw(port, {
+    test('a User-Agent of 100 kB is a 431; of 10 kB it is read by its start', async () => {
+      const big = await sendRaw(port, {
         path: '/track',
-        headers: { 'x-forwarded-for': header },
-        body: body(sid),
+        headers: { 'user-agent': 'x'.repeat(100_000) },
+        body: body('ua-100k'),
       });
-      assert.equal(res.status, 200, `${sid}: ${res.body}`);
-      const [event] = await storedOf(sid);
-      assert.equal(event!.metadata.ip, ip, sid);
-    }
+      assertError(big, 431, 'User-Agent of 100 kB');
+      const res = await service.post('/track', body('ua-10k'), {
+        'user-agent': `Mozilla/5.0 ${'y'.repeat(10_000)}`,
+      });
+      expectStatus(res, 200, 'User-Agent of 10 kB');
+      const session = expectStatus(await service.get('/session/ua-10k'), 200);
+      assert.ok(JSON.stringify(session).length < 2000, 'nothing of it is stored whole');
+    });
+
+    test('invalid UTF-8 in User-Agent and X-Forwarded-For: answered, stored safely, never a 500', async () => {
+      const head = Buffer.concat([
+        Buffer.from('POST /track HTTP/1.1\r\nhost: x\r\nuser-agent: Mozilla/5.0 '),
+        Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]),
+        Buffer.from('\r\nx-forwarded-for: 203.0.113.'),
+        Buffer.from([0xff]),
+        Buffer.from(', 10.0.0.1\r\n'),
+      ]);
+      const answer = await rawRequest(port, head, body('bad-bytes'));
+      assert.equal(answer.status, 200, answer.body);
+      const [event] = await storedOf('bad-bytes');
+      assert.equal(event!.metadata.ip, null, 'a forwarded value that is no address');
+      expectStatus(await service.get('/session/bad-bytes'), 200);
+    });
+
+    test('X-Forwarded-For with hundreds of entries, or garbage: stored safely', async () => {
+      const hops = Array.from({ length: 400 }, (_, i) => `10.0.${i >> 8}.${i & 255}`).join(', ');
+      for (const [sid, header, ip] of [
+        ['xff-many', `198.51.100.4, ${hops}`, '198.51.100.4'],
+        ['xff-garbage', `'; DROP TABLE events; --, <script>`, null],
+        ['xff-commas', ',,,  ,', '127.0.0.1'],
+        ['xff-long', 'z'.repeat(8000), null],
+      ] as const) {
+        const res = await sendRaw(port, {
+          path: '/track',
+          headers: { 'x-forwarded-for': header },
+          body: body(sid),
+        });
+        assert.equal(res.status, 200, `${sid}: ${res.body}`);
+        const [event] = await storedOf(sid);
+        assert.equal(event!.metadata.ip, ip, sid);
+      }
+    });
   });
-});
+}

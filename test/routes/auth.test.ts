@@ -25,6 +25,7 @@ const TOKEN_ROUTES: [Method, string, unknown?][] = [
   ['GET', '/profile/some-id'],
   ['GET', '/events'],
   ['GET', '/events?limit=5&type=a'],
+  ['GET', '/events/stats'],
   ['DELETE', '/profile/some-id'],
 ];
 

@@ -34,6 +34,7 @@ const STATUSES: Record<string, number[]> = {
   'get /profile-rule/{id}': [200, 400, 401, 404, 422, 503],
   'delete /profile-rule/{id}': [200, 400, 401, 404, 422, 503],
   'get /events': [200, 401, 422, 503],
+  'get /events/stats': [200, 401, 422, 503],
   'get /event/rejected': [200, 401, 422, 503],
   'get /event/rejected/{id}': [200, 400, 401, 404, 422, 503],
   'post /event/rejected/{id}/replay': [200, 400, 401, 404, 406, 410, 413, 415, 422, 429, 503],

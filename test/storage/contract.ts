@@ -20,6 +20,7 @@ import { WriteQueueFullError } from '../../src/storage/store.js';
 import { profileContract } from './contract-profiles.js';
 import { destinationContract } from './destination-contract.js';
 import { eventTrustContract } from './contract-events.js';
+import { replayContract } from './contract-replay.js';
 
 export interface StoreHandle {
   /** A new store over fresh, empty storage; not opened yet. */
@@ -79,7 +80,7 @@ function erased(sessions: number, events: number) {
 /** A byte budget no test reaches. */
 const NO_BYTE_BOUND = Number.MAX_SAFE_INTEGER;
 
-function rejected(id: string, time: string, overrides: Partial<RejectedRecord> = {}): RejectedRecord {
+export function rejected(id: string, time: string, overrides: Partial<RejectedRecord> = {}): RejectedRecord {
   return {
     id,
     time,
@@ -958,6 +959,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
     });
 
     eventTrustContract((t) => open(t));
+    replayContract((t) => open(t));
 
     test('commit rejects with WriteQueueFullError past the queue limit', async (t) => {
       const { store } = await open(t, 3);

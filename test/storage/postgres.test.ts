@@ -12,7 +12,7 @@ import { PostgresStore } from '../../src/storage/postgres/store.js';
 import { MigrationsMissingError, StoreUnavailableError } from '../../src/storage/store.js';
 import { testSchema, usePostgres, openedStore } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { at, event, session, storeContract } from './contract.js';
+import { at, event, rejected, session, storeContract } from './contract.js';
 
 /** Every migration's version. */
 const ALL = migrations.map((_, i) => i + 1);
@@ -107,6 +107,30 @@ describe('postgres: several processes on one database', () => {
       assert.equal(stored.length, 1, key);
       assert.ok(!duplicates.includes(stored[0]!.id));
     }
+  });
+
+  test('replays of one quarantined record from two stores at once: one commits it', async (t) => {
+    const url = await testSchema();
+    const [a, b] = [await openedStore(t, url), await openedStore(t, url)];
+    for (let i = 0; i < 5; i++) await a.putRejected(rejected(`r${i}`, at(i)));
+    // Each record replayed four times, twice from each store, with and without a session.
+    const results = await Promise.all(
+      [a, b].flatMap((store, k) =>
+        Array.from({ length: 10 }, (_, i) => {
+          const id = `${k}-${i}`;
+          const withSession = i % 2 === 0;
+          return store.commit({
+            session: withSession ? { record: session(`s${id}`, null), expectVersion: null } : undefined,
+            events: [event(`e${id}`, { session: withSession ? { id: `s${id}` } : null })],
+            replayOf: `r${i % 5}`,
+          });
+        }),
+      ),
+    );
+    assert.equal(results.filter((r) => r.ok).length, 5, JSON.stringify(results));
+    assert.equal(results.filter((r) => !r.ok && r.conflict === 'rejected').length, 15);
+    assert.equal((await a.listEvents({}, 50, null)).length, 5);
+    assert.deepEqual(await b.listRejected({}, 50, null), []);
   });
 
   test('batches that visit the same profiles in opposite orders do not fail', async (t) => {

@@ -1,5 +1,5 @@
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
-import type { EventRecord } from '../api.js';
+import type { EventStats } from '../api.js';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
@@ -15,8 +15,6 @@ const PALETTE = [
   '#6b7a90',
 ];
 const MINUTE = 60_000;
-/** At most this many minutes are drawn (the newest). */
-const MAX_BUCKETS = 60;
 
 export interface Buckets {
   labels: string[];
@@ -25,27 +23,29 @@ export interface Buckets {
   to: number;
 }
 
-/** Counts events per type and per minute, from the oldest to the newest minute of the sample. */
-export function bucketByMinute(events: EventRecord[]): Buckets {
-  const times = events.map((e) => Date.parse(e.metadata.time.insert)).filter((t) => Number.isFinite(t));
-  if (times.length === 0) return { labels: [], series: [], from: 0, to: 0 };
-  const last = Math.floor(Math.max(...times) / MINUTE);
-  const first = Math.max(Math.floor(Math.min(...times) / MINUTE), last - MAX_BUCKETS + 1);
-  const size = last - first + 1;
-  const byType = new Map<string, number[]>();
-  for (const event of events) {
-    const minute = Math.floor(Date.parse(event.metadata.time.insert) / MINUTE);
-    if (!(minute >= first)) continue;
-    let counts = byType.get(event.type);
-    if (!counts) byType.set(event.type, (counts = new Array<number>(size).fill(0)));
-    counts[minute - first]! += 1;
+/**
+ * The counts of GET /events/stats as bars: every minute of the window (those without events at 0),
+ * the types most frequent first, and the other types as one series.
+ */
+export function bucketsOf(stats: EventStats): Buckets {
+  const first = Math.floor(Date.parse(stats.since) / MINUTE);
+  const last = Math.ceil(Date.parse(stats.until) / MINUTE) - 1;
+  const size = Math.max(last - first + 1, 0);
+  const zeros = () => new Array<number>(size).fill(0);
+  const series = stats.types.map(({ type }) => ({ type, counts: zeros() }));
+  const other = { type: `other types (${stats.other.types})`, counts: zeros() };
+  for (const minute of stats.minutes) {
+    const at = Math.floor(Date.parse(minute.minute) / MINUTE) - first;
+    if (!(at >= 0 && at < size)) continue;
+    minute.counts.forEach((count, i) => {
+      if (series[i]) series[i].counts[at] = count;
+    });
+    other.counts[at] = minute.other;
   }
+  if (stats.other.total > 0) series.push(other);
   const labels = Array.from({ length: size }, (_, i) =>
     new Date((first + i) * MINUTE).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }),
   );
-  const series = [...byType.entries()]
-    .map(([type, counts]) => ({ type, counts }))
-    .sort((a, b) => b.counts.reduce((x, y) => x + y, 0) - a.counts.reduce((x, y) => x + y, 0));
   return { labels, series, from: first * MINUTE, to: (last + 1) * MINUTE };
 }
 

@@ -1,11 +1,10 @@
-import { api, query, type EventPage, type EventRecord } from '../api.js';
+import { api, query, type EventPage, type EventRecord, type EventStats } from '../api.js';
 import { clear, compactJson, formatTime, h, shortId } from '../dom.js';
-import { bucketByMinute, EventsChart } from './chart.js';
+import { bucketsOf, EventsChart } from './chart.js';
 import { errorText, poll, type View } from './view.js';
 
 const LIVE_MS = 2000;
 const CHART_MS = 10_000;
-const CHART_SAMPLE = 1000;
 
 const FILTERS = [
   ['type', 'Event type'],
@@ -34,7 +33,11 @@ function happened(event: EventRecord): HTMLTableCellElement {
   );
 }
 
-/** The live view: events as they arrive (polled every 2 s), and a chart of events per type and minute. */
+/**
+ * The live view: the newest events as they arrive (a page of 50, polled every 2 s), and a chart of
+ * events per type and minute over the last 30 minutes, counted by the service (GET /events/stats,
+ * polled every 10 s): the chart never reads the events themselves.
+ */
 export const eventsView: View = (root) => {
   const inputs = Object.fromEntries(
     FILTERS.map(([name, label]) => [
@@ -144,16 +147,20 @@ export const eventsView: View = (root) => {
   }
 
   async function refreshChart(): Promise<void> {
+    // The counts can be filtered by type and source; the other filters apply to the list only.
+    const { type, source_id, profile_id, session_id } = filters();
+    const partly = profile_id || session_id ? ' (filtered by type and source only)' : '';
     try {
-      const page = await api.get<EventPage>(`/events${query({ ...filters(), limit: CHART_SAMPLE })}`);
-      const buckets = bucketByMinute(page.result);
+      const stats = await api.get<EventStats>(`/events/stats${query({ type, source_id })}`);
+      const buckets = bucketsOf(stats);
       chart.update(buckets);
+      const span = `${formatTime(new Date(buckets.from).toISOString())}–${formatTime(new Date(buckets.to).toISOString())}`;
       chartStatus.textContent =
-        page.result.length === 0
-          ? 'No events yet.'
-          : `newest ${page.result.length} events, ${formatTime(new Date(buckets.from).toISOString())}–${formatTime(new Date(buckets.to).toISOString())}`;
+        stats.total === 0
+          ? 'No events in the last 30 minutes.'
+          : `${stats.total} events in the last 30 minutes, ${span}${partly}`;
     } catch (error) {
-      chartStatus.textContent = `Could not load events: ${errorText(error)}`;
+      chartStatus.textContent = `Could not load the counts: ${errorText(error)}`;
     }
   }
 

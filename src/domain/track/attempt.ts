@@ -1,5 +1,6 @@
 import type { EventRecord, EventSource, ProfileRecord } from '../../model/records.js';
 import { commitWriteSet } from '../commit.js';
+import { claimed, claimOnly } from '../replay-claim.js';
 import { Conflict, ProfileErased, ValidationFailed } from '../errors.js';
 import { RequestClock } from '../event-time.js';
 import { rulesByType, runRules } from '../rules/run.js';
@@ -171,9 +172,12 @@ async function attemptOnce(
   trace.step('rules');
 
   const writeSet = buildWriteSet(identity, rules, options, events.saved, now, wholeProfile);
+  const { replayOf } = request;
+  if (replayOf !== undefined) writeSet.replayOf = replayOf;
   const profileNow = () => (wholeProfile ? rules.predict() : profile);
   const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
   if (source.transitional || nothing) {
+    await claimOnly(deps, replayOf);
     trace.log('info', 'store', 'nothing to store');
     return {
       identity,
@@ -185,7 +189,7 @@ async function attemptOnce(
       duplicates: [],
     };
   }
-  const result = await commitWriteSet(deps.store, deps.observer, writeSet);
+  const result = claimed(await commitWriteSet(deps.store, deps.observer, writeSet), replayOf);
   trace.step('commit');
   if (!result.ok) {
     trace.log(

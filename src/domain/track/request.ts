@@ -23,6 +23,8 @@ export interface TrackRequest {
    * longer exists and the replay would create a new one, it is refused (ProfileErased).
    */
   expectProfile?: string | null;
+  /** A replay: the id of the quarantined record, claimed by the commit (src/domain/replay-claim.ts). */
+  replayOf?: string;
 }
 
 /** What the tracking pipeline works with, built once per app. */

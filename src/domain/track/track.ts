@@ -1,5 +1,6 @@
 import type { EventSource } from '../../model/records.js';
 import { admitSource, refuse } from '../admission.js';
+import { claimOnly } from '../replay-claim.js';
 import { transientIdentity } from '../identity.js';
 import { Trace } from '../trace.js';
 import { resolveAndCommit } from './attempt.js';
@@ -23,7 +24,10 @@ export async function track(deps: TrackDeps, request: TrackRequest): Promise<Tra
     `source ${source.id} accepted${source.transitional ? ' (transitional: nothing is stored)' : ''}`,
   );
   trace.step('source');
-  if (deps.enricher.drops(request.userAgent)) return dropBot(deps, request, source, options, trace);
+  if (deps.enricher.drops(request.userAgent)) {
+    await claimOnly(deps, request.replayOf);
+    return dropBot(deps, request, source, options, trace);
+  }
 
   const run = () => resolveAndCommit(deps, request, source, options, trace);
   try {

@@ -183,6 +183,10 @@ export const SQL = {
       SELECT id FROM events WHERE insert_time < $1 ORDER BY insert_time LIMIT $2 FOR UPDATE SKIP LOCKED)`,
   },
   getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
+  updateRejected: {
+    name: 'update-rejected',
+    text: 'UPDATE rejected SET doc = $2, raw = $3, size = $4 WHERE id = $1',
+  },
   deleteRejected: { name: 'delete-rejected', text: 'DELETE FROM rejected WHERE id = $1' },
   pruneRejected: {
     name: 'prune-rejected',

@@ -17,6 +17,8 @@ import { GroupCommitter } from '../group-commit.js';
 import { ReadBatch } from './read-batch.js';
 import type {
   ErasedCounts,
+  EventCountQuery,
+  EventCounts,
   EventFilter,
   EventPosition,
   ProfileRuleFilter,
@@ -33,6 +35,7 @@ import { PostgresDestinations } from './destinations.js';
 import type { Query } from './delivery-reads.js';
 import { ChangeFeed } from './notify.js';
 import { listEvents, listRejected } from './reads.js';
+import { countEvents, type CountQuery } from './event-counts.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
 import { documentColumns as columns } from './write-set.js';
 import { BatchWrites } from './writes.js';
@@ -264,6 +267,10 @@ export class PostgresStore implements Store {
     return listEvents((text, values) => this.query<DocRow>(text, values), filter, limit, after);
   }
 
+  countEvents(query: EventCountQuery): Promise<EventCounts> {
+    return countEvents(((text: string, values: unknown[]) => this.query(text, values)) as CountQuery, query);
+  }
+
   listRejected(
     filter: RejectedFilter,
     limit: number,
@@ -313,6 +320,12 @@ export class PostgresStore implements Store {
       size,
     ]);
     return size;
+  }
+
+  async updateRejected(record: RejectedRecord): Promise<boolean> {
+    const [doc, raw] = columns(record);
+    const size = Buffer.byteLength(doc ?? raw ?? '');
+    return ((await this.query(SQL.updateRejected, [record.id, doc, raw, size])).rowCount ?? 0) > 0;
   }
 
   async getRejected(id: string): Promise<RejectedRecord | null> {

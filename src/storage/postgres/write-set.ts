@@ -106,6 +106,14 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     parts.push(`k AS (SELECT FROM profiles WHERE id = ${param(p.id, 'text')} FOR KEY SHARE)`);
   }
   const ifGuard = guarded ? ['EXISTS (SELECT FROM k)'] : [];
+  // A replay claims its quarantined record (docs/api.md#replay): the row lock makes a concurrent
+  // replay wait for this commit and then find the row gone; without the row nothing is written.
+  const replayOf = ws.replayOf === undefined ? null : param(ws.replayOf, 'text');
+  if (replayOf !== null) {
+    shape.push('r');
+    parts.push(`r AS (SELECT FROM rejected WHERE id = ${replayOf} FOR UPDATE)`);
+    ifGuard.push('EXISTS (SELECT FROM r)');
+  }
 
   if (ws.session) {
     const { record, expectVersion } = ws.session;
@@ -187,9 +195,12 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     }
   }
 
+  if (replayOf !== null) parts.push(`d AS (DELETE FROM rejected WHERE id = ${replayOf}${and})`);
+
   const written = ws.session ? 'EXISTS (SELECT FROM s)' : 'true';
   const profileOk = guarded ? 'EXISTS (SELECT FROM k)' : 'true';
-  const result = `SELECT ${written} AS written, ${profileOk} AS profile_ok${duplicates}`;
+  const replayed = replayOf === null ? '' : ', EXISTS (SELECT FROM r) AS replayed';
+  const result = `SELECT ${written} AS written, ${profileOk} AS profile_ok${replayed}${duplicates}`;
   const text = parts.length > 0 ? `WITH ${parts.join(', ')} ${result}` : result;
   const name = `write-${shape.join('-') || 'nothing'}`;
 

@@ -208,6 +208,7 @@ export class BatchWrites {
 
   /** What a written statement means: a conflict, or the write set committed with its profile. */
   private committed(answer: WriteAnswer | undefined, plan: Planned, profiles: Map<string, ProfileRecord>) {
+    if (answer?.replayed === false) return { ok: false as const, conflict: 'rejected' as const };
     if (answer?.profile_ok === false) return { ok: false as const, conflict: 'profile' as const };
     if (answer?.written !== true) return { ok: false as const, conflict: 'session' as const };
     if (plan.profile) profiles.set(plan.profile.id, plan.profile);
@@ -308,6 +309,8 @@ class WriteSetFailed extends Error {
 interface WriteAnswer {
   written: boolean;
   profile_ok: boolean;
+  /** When the write set replays a quarantined record: whether it was there to claim. */
+  replayed?: boolean;
   /** When the write set's events carry client ids: those not stored (duplicates). */
   duplicates?: string[];
 }

@@ -17,6 +17,8 @@ import { withLatestRequest } from '../../model/sessions.js';
 import { GroupCommitter, type ItemOutcome } from '../group-commit.js';
 import type {
   ErasedCounts,
+  EventCountQuery,
+  EventCounts,
   EventFilter,
   EventPosition,
   ProfileRuleFilter,
@@ -29,6 +31,7 @@ import { parseDoc, parseDocs } from '../documents.js';
 import { pageQuery, rejectedConditions, type Dialect } from '../paging.js';
 import { SqliteDestinations } from './destinations.js';
 import { eventOfRun, pageOfRuns, runQueries } from './reads.js';
+import { countEventsStatement } from './event-counts.js';
 import { readStatements } from './statements.js';
 import { holdsDataDirLock, preparePrivateFiles } from './connection.js';
 import { fromShape, translate } from './errors.js';
@@ -279,6 +282,20 @@ export class SqliteStore implements Store {
     });
   }
 
+  countEvents(query: EventCountQuery): Promise<EventCounts> {
+    return this.run(() => {
+      const { sql, params } = countEventsStatement(query);
+      type Row = [minute: string, type: string | null, count: number, otherTypes: number];
+      const rows = this.statement(sql)
+        .raw()
+        .all(...params) as Row[];
+      return {
+        rows: rows.map(([minute, type, count]) => ({ minute, type, count })),
+        otherTypes: rows[0]?.[3] ?? 0,
+      };
+    });
+  }
+
   putEventType(record: EventTypeRecord): Promise<void> {
     return this.onWriter('putEventType', record.event_type, JSON.stringify(record));
   }
@@ -307,6 +324,10 @@ export class SqliteStore implements Store {
       eventTypes,
       JSON.stringify(record),
     );
+  }
+
+  updateRejected(record: RejectedRecord): Promise<boolean> {
+    return this.onWriter('updateRejected', record.id, JSON.stringify(record));
   }
 
   getRejected(id: string): Promise<RejectedRecord | null> {

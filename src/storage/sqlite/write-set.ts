@@ -4,7 +4,13 @@
  * few strings per record to copy.
  */
 import type { ProfileOp } from '../../model/profile-ops.js';
-import type { EventRecord, MergeOutcome, ProfileChange, WriteSet } from '../../model/records.js';
+import type {
+  CommitConflict,
+  EventRecord,
+  MergeOutcome,
+  ProfileChange,
+  WriteSet,
+} from '../../model/records.js';
 import { offBand } from '../event-band.js';
 import type { ErrorShape } from './errors.js';
 
@@ -93,7 +99,8 @@ export type EventRow = [
 /**
  * A write set for the writer: its events as runs, or, when some carry client ids, as single events
  * (`keyed`), which the writer groups into runs once it has dropped the duplicates. `answer`: the
- * caller wants the profile's document back (src/model/records.ts: WriteSet).
+ * caller wants the profile's document back; `replayOf`: the quarantined record it replays
+ * (src/model/records.ts: WriteSet).
  */
 export type WriteRow = [
   session: SessionRow | null,
@@ -102,6 +109,7 @@ export type WriteRow = [
   touch: TouchRow | null,
   keyed: EventRow[] | null,
   answer: boolean,
+  replayOf: string | null,
 ];
 
 /**
@@ -118,7 +126,7 @@ export type RowOutcome =
       notes?: string[];
       duplicates: string[];
     }
-  | { ok: false; conflict: 'session' | 'profile' }
+  | { ok: false; conflict: CommitConflict }
   | { ok: false; error: ErrorShape };
 
 export function toRow(ws: WriteSet): WriteRow {
@@ -137,7 +145,8 @@ export function toRow(ws: WriteSet): WriteRow {
   const touch: TouchRow | null = ws.touch ? [ws.touch.id, ws.touch.at] : null;
   const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
   const events = keyed ? ws.events.map(eventRow) : null;
-  return [session, profile, keyed ? [] : runsOf(ws.events), touch, events, ws.answerProfile === true];
+  const runs = keyed ? [] : runsOf(ws.events);
+  return [session, profile, runs, touch, events, ws.answerProfile === true, ws.replayOf ?? null];
 }
 
 function eventRow(e: EventRecord): EventRow {

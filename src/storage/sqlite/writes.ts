@@ -10,6 +10,7 @@ import { applyVisit, newProfile } from '../../model/profiles.js';
 import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { prepareDestinationWrites } from './destination-writes.js';
+import { prepareRejectedWrites } from './rejected-writes.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
 import { decodeChange, runsOfRows, type EventRow, type RowOutcome, type WriteRow } from './write-set.js';
@@ -21,6 +22,7 @@ type SessionRow = [doc: string, version: number, updateTime: string | null];
 export function prepareWrites(db: Database.Database) {
   const s = writeStatements(db);
   const profiles = profileWrites(s);
+  const rejected = prepareRejectedWrites(db);
   // Runs are numbered in commit order and a number is never given twice, so that delivery can
   // follow them with a cursor: each transaction starts above every run stored or ever deleted
   // (migrations.ts: run_high), read under its write lock. A rolled-back batch leaves a gap.
@@ -71,7 +73,8 @@ export function prepareWrites(db: Database.Database) {
     return { kept, duplicates };
   };
 
-  const apply = ([session, profile, eventRuns, touch, keyed, answer]: WriteRow): RowOutcome => {
+  const apply = ([session, profile, eventRuns, touch, keyed, answer, replayOf]: WriteRow): RowOutcome => {
+    if (replayOf !== null && !rejected.claim.held(replayOf)) return { ok: false, conflict: 'rejected' };
     // Duplicates first (reads only): their events are not stored, their operations not applied.
     let runs = eventRuns;
     let duplicates: string[] = [];
@@ -122,6 +125,8 @@ export function prepareWrites(db: Database.Database) {
       if (seq === undefined) return { ok: false, conflict: 'session' };
       written = { id, seq };
     }
+    // No conflict from here on: the replayed record leaves the quarantine with this commit.
+    if (replayOf !== null) rejected.claim.take(replayOf);
     if (touch) {
       const seq = s.touchSession.get(touch[1], touch[0]) as number | undefined;
       if (seq !== undefined) written = { id: touch[0], seq };
@@ -168,6 +173,7 @@ export function prepareWrites(db: Database.Database) {
 
   return {
     ...prepareDestinationWrites(db, firstFree),
+    ...rejected.ops,
     /**
      * Sessions by id, for the tracking path: this connection's page cache stays warm (it made the
      * changes), where a reading connection's cache is dropped after every commit of this one.
