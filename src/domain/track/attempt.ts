@@ -147,7 +147,7 @@ async function attemptOnce(
 
   // The whole profile is answered only with options.profile; otherwise its id is enough.
   const wholeProfile = options.profile && source.returns_profile;
-  const writeSet = buildWriteSet(identity, rules, options, events.saved, now, wholeProfile);
+  const writeSet = buildWriteSet(identity, rules, options, events.saved, events.contexts, now, wholeProfile);
   const profileNow = () => (wholeProfile ? rules.predict() : identity.profile);
   const nothing = !writeSet.session && !writeSet.touch && !writeSet.profile && writeSet.events.length === 0;
   if (source.transitional || nothing) {

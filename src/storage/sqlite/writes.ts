@@ -63,13 +63,13 @@ export function prepareWrites(db: Database.Database) {
     return { kept, duplicates };
   };
 
-  const apply = ([session, profile, eventRuns, touch, keyed, answer]: WriteRow): RowOutcome => {
+  const apply = ([session, profile, eventRuns, touch, keyed, answer, context]: WriteRow): RowOutcome => {
     // Duplicates first (reads only): their events are not stored, their operations not applied.
     let runs = eventRuns;
     let duplicates: string[] = [];
     if (keyed) {
       const { kept, duplicates: dropped } = dropDuplicates(keyed);
-      runs = runsOfRows(kept);
+      runs = runsOfRows(kept, context);
       duplicates = dropped;
     }
     let current: ProfileRecord | null = null;
@@ -121,14 +121,27 @@ export function prepareWrites(db: Database.Database) {
     const text: string | null = current && changed ? JSON.stringify(current) : null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
     else if (text !== null) s.updateProfile.run(text, current!.id);
-    for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob] of runs) {
+    for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob, runContext] of runs) {
       const seq =
         sessionId === null
           ? null
           : sessionId === written?.id
             ? written.seq
             : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
-      s.insertRun.run(nextRun++, time, source, sessionId, seq, profileId, ids, types, docs, clientIds, oob);
+      s.insertRun.run(
+        nextRun++,
+        time,
+        source,
+        sessionId,
+        seq,
+        profileId,
+        ids,
+        types,
+        docs,
+        clientIds,
+        oob,
+        runContext,
+      );
     }
     const { identities } = splitChange(change);
     if (profile && identities.length > 0) {
