@@ -1,5 +1,5 @@
 import type { Store } from '../storage/store.js';
-import { deepMerge } from './merge.js';
+import { deepMerge } from '../model/merge.js';
 import type { JsonObject, ProfileRecord, SessionRecord, StoredSession, WriteSet } from '../model/records.js';
 import { applyVisit, newProfile } from '../model/profiles.js';
 import type { Trace } from './trace.js';

@@ -178,6 +178,14 @@ export interface WriteSet {
   touch?: { id: string; at: string };
   profile?: ProfileWrite;
   events: EventRecord[];
+  /**
+   * How the events' contexts were made (docs/api.md#context-storage): each event's `context` is the
+   * request's context deep-merged with the context the event brought itself (`own`, by event id;
+   * none: the request's). A store may keep the request's context once for the write set and each
+   * event's own context beside it, instead of the merged context in every event
+   * (src/storage/contexts.ts). Absent: every event is stored with its context as it is.
+   */
+  contexts?: EventContexts;
   /** The caller needs the whole profile as the write set leaves it (else only its id, after a merge). */
   answerProfile?: boolean;
   /**
@@ -186,6 +194,12 @@ export interface WriteSet {
    * another replay, erased or pruned): the conflict `rejected`.
    */
   replayOf?: string;
+}
+
+/** The request's context and the contexts its events brought themselves (WriteSet.contexts). */
+export interface EventContexts {
+  request: JsonObject;
+  own: Map<string, JsonObject>;
 }
 
 /** A merge the store made while committing: `merged` became an alias of `into`. */

@@ -14,6 +14,7 @@ import type {
   WriteSet,
 } from '../../src/model/records.js';
 import { newProfile } from '../../src/model/profiles.js';
+import { deepMerge } from '../../src/model/merge.js';
 import { sourceFromInput } from '../../src/domain/sources.js';
 import type { EventFilter, EventPosition, Store } from '../../src/storage/store.js';
 import { WriteQueueFullError } from '../../src/storage/store.js';
@@ -56,6 +57,19 @@ export function event(id: string, overrides: Partial<EventRecord> = {}, insert =
     },
     ...overrides,
   };
+}
+
+/**
+ * A write set of events built as the pipeline builds them (src/domain/track/events.ts): each with
+ * the request's context merged with its own (`own`, by event id), and the parts in `contexts`.
+ */
+export function withContexts(
+  events: EventRecord[],
+  request: Record<string, unknown>,
+  own: Record<string, Record<string, unknown>> = {},
+): WriteSet {
+  for (const e of events) e.context = own[e.id] ? deepMerge(request, own[e.id]).value : request;
+  return { events, contexts: { request, own: new Map(Object.entries(own)) } };
 }
 
 export function session(id: string, profileId: string | null, time = at(0)): SessionRecord {
@@ -960,6 +974,78 @@ export function storeContract(name: string, factory: StoreFactory): void {
 
     eventTrustContract((t) => open(t));
     replayContract((t) => open(t));
+
+    test("contexts: a committed write's events read back with their merged context, kept once or not", async (t) => {
+      const { store } = await open(t);
+      // Large enough to be kept once (src/storage/contexts.ts), with an event of a context of its own.
+      const request = { page: { url: 'https://example.com/', title: 'T' }, blob: 'b'.repeat(10_000) };
+      const own = { page: { title: 'own' }, screen: { width: 360 } };
+      const large = withContexts(
+        [
+          event('c1', { session: { id: 's1' }, profile: { id: 'p' } }),
+          event('c2', { session: { id: 's1' }, profile: { id: 'p' }, type: 'click' }),
+          event('c3', { session: { id: 's1' }, profile: { id: 'p' } }),
+        ],
+        request,
+        { c2: own },
+      );
+      ok(
+        await store.commit({
+          ...large,
+          session: { record: session('s1', 'p'), expectVersion: null },
+          profile: { op: 'create', record: newProfile('p', at(0)) },
+        }),
+      );
+      // Small: stored in each event as it is; keyed: a duplicate is left out, the others keep it.
+      const small = withContexts([event('d1'), event('d2')], { app: { v: 1 } }, { d2: { app: { v: 2 } } });
+      ok(await store.commit(small));
+      const keyedSet = withContexts(
+        [event('k1'), event('k2'), event('k3')].map((e, i) => {
+          e.metadata.client_id = i === 2 ? 'k-1' : `k-${i + 1}`;
+          return e;
+        }),
+        request,
+        { k2: own },
+      );
+      const keyedResult = await store.commit(keyedSet);
+      ok(keyedResult);
+      assert.deepEqual(keyedResult.duplicates, ['k3']);
+
+      const written = [...large.events, ...small.events, ...keyedSet.events.slice(0, 2)];
+      const merged = new Map(written.map((e) => [e.id, e.context]));
+      assert.deepEqual(merged.get('c2'), {
+        ...request,
+        page: { url: 'https://example.com/', title: 'own' },
+        screen: { width: 360 },
+      });
+      for (const e of written) assert.deepEqual((await store.getEvent(e.id))?.context, e.context, e.id);
+      const contexts = (events: EventRecord[]) => events.map((e) => [e.id, e.context]);
+      const expected = (...list: string[]) => list.map((id) => [id, merged.get(id)]);
+      assert.deepEqual(
+        contexts(await store.listEvents({}, 50, null)).sort(),
+        expected('c1', 'c2', 'c3', 'd1', 'd2', 'k1', 'k2').sort(),
+      );
+      assert.deepEqual(contexts(await store.listEvents({ sessionId: 's1' }, 2, null)), expected('c3', 'c2'));
+      assert.deepEqual(
+        contexts(await store.listEvents({ profileId: 'p', type: 'click' }, 50, null)),
+        expected('c2'),
+      );
+      assert.deepEqual(
+        contexts(await store.listEvents({ sessionId: 's1', since: at(-1000), until: at(1000) }, 50, null)),
+        expected('c3', 'c2', 'c1'),
+      );
+      assert.deepEqual(contexts(await store.listEvents({ clientId: 'k-2' }, 50, null)), expected('k2'));
+      const delivered = await store.destinations.readIds(['c2', 'd2', 'k1', 'c1']);
+      assert.deepEqual(
+        contexts(JSON.parse(`[${delivered.json}]`) as EventRecord[]),
+        expected('c2', 'd2', 'k1', 'c1'),
+      );
+
+      assert.deepEqual(await store.eraseProfile('p'), erased(1, 3));
+      assert.equal(await store.getEvent('c2'), null);
+      assert.equal(await store.deleteEventsBefore(at(1), 1000), 4);
+      assert.deepEqual(await store.listEvents({}, 50, null), []);
+    });
 
     test('commit rejects with WriteQueueFullError past the queue limit', async (t) => {
       const { store } = await open(t, 3);

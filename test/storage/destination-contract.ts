@@ -8,7 +8,7 @@ import type { DestinationRecord, EventSelector, InFlightBatch } from '../../src/
 import type { CommitResult, EventRecord } from '../../src/model/records.js';
 import { newProfile } from '../../src/model/profiles.js';
 import type { Store } from '../../src/storage/store.js';
-import { at, event } from './contract.js';
+import { at, event, withContexts } from './contract.js';
 import type { StoreFactory } from './contract.js';
 
 const ALL: EventSelector = { eventTypes: [], sourceIds: [] };
@@ -85,6 +85,33 @@ export function destinationContract(name: string, factory: StoreFactory): void {
       assert.equal(await store.destinations.delete('a'), true);
       assert.equal(await store.destinations.delete('a'), false);
       assert.equal(await store.destinations.state('a'), null);
+    });
+
+    test('events whose request context is kept once are read merged with it, whole runs or a part', async (t) => {
+      const { store } = await open(t);
+      await store.destinations.put(destination('d'));
+      const cursor = await cursorOf(store, 'd');
+      const write = withContexts(
+        ['r1', 'r2', 'r3', 'r4'].map((id) => event(id)),
+        { blob: 'b'.repeat(10_000), page: { title: 'T' } },
+        { r3: { page: { title: 'own' } } },
+      );
+      ok(await store.commit(write));
+      for (const limit of [1, 3, 100]) {
+        const read: EventRecord[] = [];
+        let next = cursor;
+        for (let i = 0; i < 10; i++) {
+          const slice = await store.destinations.read(ALL, next, limit);
+          if (slice.ids.length === 0) break;
+          read.push(...(JSON.parse(`[${slice.json}]`) as EventRecord[]));
+          next = slice.next;
+        }
+        assert.deepEqual(
+          read.map((e) => e.context),
+          write.events.map((e) => e.context),
+          `limit ${limit}`,
+        );
+      }
     });
 
     test('a new destination reads only events committed after it, in commit order, a limit at a time', async (t) => {

@@ -12,7 +12,7 @@ import { PostgresStore } from '../../src/storage/postgres/store.js';
 import { MigrationsMissingError, StoreUnavailableError } from '../../src/storage/store.js';
 import { testSchema, usePostgres, openedStore } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { at, event, rejected, session, storeContract } from './contract.js';
+import { at, event, rejected, session, storeContract, withContexts } from './contract.js';
 
 /** Every migration's version. */
 const ALL = migrations.map((_, i) => i + 1);
@@ -302,8 +302,52 @@ describe('postgres: storage forms and indexes', () => {
       /rejected_event_types/,
     );
     assert.match(await plan("SELECT 1 FROM sessions WHERE profile_id = 'p'"), /sessions_profile/);
+    assert.match(await plan("SELECT 1 FROM events WHERE context_id = 'x'"), /events_context/);
     assert.match(await plan("SELECT doc FROM event_types WHERE event_type = 'x'"), /event_types_pkey/);
     assert.match(await plan("SELECT doc FROM sources WHERE id = 'x'"), /sources_pkey/);
+  });
+});
+
+describe('postgres: request contexts kept once (docs/api.md#context-storage)', () => {
+  test('a context row is written once per write set and deleted with the last event naming it', async (t) => {
+    const url = await testSchema();
+    const store = await openedStore(t, url);
+    const contexts = async () =>
+      (await sql<{ n: number }>(url, 'SELECT count(*)::integer AS n FROM event_contexts'))[0]!.n;
+    const request = { blob: 'b'.repeat(10_000) };
+    const visitor = (id: string, n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        event(`${id}-${i}`, { session: { id }, profile: { id: `p-${id}` } }, at(i)),
+      );
+    committed(
+      await store.commit({
+        ...withContexts(visitor('a', 3), request),
+        profile: { op: 'create', record: newProfile('p-a', at(0)) },
+      }),
+    );
+    committed(await store.commit(withContexts(visitor('b', 3), request)));
+    committed(await store.commit(withContexts(visitor('small', 3), { app: 1 })));
+    assert.equal(await contexts(), 2, 'one per write set whose context is kept once');
+    const keyed = withContexts(visitor('c', 2), request);
+    keyed.events.forEach((e, i) => (e.metadata.client_id = `k${i}`));
+    committed(await store.commit(keyed));
+    assert.equal(await contexts(), 3);
+    const again = withContexts(visitor('d', 2), request);
+    again.events.forEach((e, i) => (e.metadata.client_id = `k${i}`));
+    const result = await store.commit(again);
+    assert.ok(result.ok && result.duplicates.length === 2);
+    assert.equal(await contexts(), 3, 'none for a write set whose events are all duplicates');
+
+    await store.eraseProfile('p-a');
+    assert.equal(await contexts(), 2, 'erased with its events');
+    // Retention one event at a time: the context stays while an event names it.
+    assert.equal(await store.deleteEventsBefore(at(1), 1), 1);
+    assert.equal(await store.deleteEventsBefore(at(1), 5), 2);
+    assert.equal(await contexts(), 2);
+    assert.equal(await store.deleteEventsBefore(at(2), 10), 3);
+    assert.equal(await contexts(), 1);
+    assert.equal(await store.deleteEventsBefore(at(10), 10), 2);
+    assert.equal(await contexts(), 0);
   });
 });
 

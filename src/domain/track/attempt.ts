@@ -171,7 +171,7 @@ async function attemptOnce(
   );
   trace.step('rules');
 
-  const writeSet = buildWriteSet(identity, rules, options, events.saved, now, wholeProfile);
+  const writeSet = buildWriteSet(identity, rules, options, events.saved, events.contexts, now, wholeProfile);
   const { replayOf } = request;
   if (replayOf !== undefined) writeSet.replayOf = replayOf;
   const profileNow = () => (wholeProfile ? rules.predict() : profile);

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { EventRecord } from '../../model/records.js';
+import type { EventContexts, EventRecord } from '../../model/records.js';
 import type { RequestClock } from '../event-time.js';
 import type { Identity } from '../identity.js';
-import { deepMerge } from '../merge.js';
+import { deepMerge } from '../../model/merge.js';
 import type { Trace } from '../trace.js';
 import type { TrackRequest } from './request.js';
 
@@ -20,18 +20,20 @@ export interface EventStamp {
 
 /**
  * The event records of a request as they would be stored (docs/api.md#profile-and-session: each
- * event's context is the request's context merged with its own), and which of them are saved.
+ * event's context is the request's context merged with its own), which of them are saved, and the
+ * parts their contexts were merged from, which the store may keep apart (docs/api.md#context-storage).
  */
 export function buildEvents(
   request: TrackRequest,
   identity: Identity,
   stamp: EventStamp,
   trace: Trace,
-): { records: EventRecord[]; saved: EventRecord[] } {
+): { records: EventRecord[]; saved: EventRecord[]; contexts: EventContexts } {
   const { payload, profileLess } = request;
   const topContext = payload.context ?? {};
   const records: EventRecord[] = [];
   const saved: EventRecord[] = [];
+  const contexts: EventContexts = { request: topContext, own: new Map() };
   for (const input of payload.events) {
     const started = trace.enabled ? performance.now() : 0;
     const { create, source } = stamp.clock.eventTime(input.timestamp);
@@ -52,6 +54,7 @@ export function buildEvents(
       },
     };
     records.push(record);
+    if (input.context) contexts.own.set(record.id, input.context);
     const skipped = !stamp.saveEvents
       ? 'options.saveEvents is false'
       : input.options?.save === false
@@ -65,5 +68,5 @@ export function buildEvents(
       );
     }
   }
-  return { records, saved };
+  return { records, saved, contexts };
 }

@@ -1,4 +1,10 @@
-import type { EventRecord, ProfileChange, ProfileWrite, WriteSet } from '../../model/records.js';
+import type {
+  EventContexts,
+  EventRecord,
+  ProfileChange,
+  ProfileWrite,
+  WriteSet,
+} from '../../model/records.js';
 import type { Identity } from '../identity.js';
 import type { RulesOutcome } from '../rules/run.js';
 import type { TrackOptions } from './request.js';
@@ -46,6 +52,7 @@ export function buildWriteSet(
   rules: RulesOutcome,
   options: TrackOptions,
   saved: EventRecord[],
+  contexts: EventContexts,
   now: string,
   answerProfile: boolean,
 ): WriteSet {
@@ -55,6 +62,7 @@ export function buildWriteSet(
     profile: profileWrite(identity, rules, saved, now),
     events: saved,
   };
+  if (saved.length > 1) writeSet.contexts = contexts;
   if (answerProfile) writeSet.answerProfile = true;
   return writeSet;
 }

@@ -245,3 +245,35 @@ migrations.push(`
   CREATE INDEX rejected_session ON rejected (session_id) WHERE session_id IS NOT NULL;
   CREATE INDEX rejected_profile ON rejected (profile_id) WHERE profile_id IS NOT NULL;
 `);
+
+// A request's context kept once (docs/api.md#context-storage, src/storage/contexts.ts): a row of
+// `event_contexts` (its id is the id of the request's first event; `size` its characters, for the
+// byte budget of delivery reads), named by `context_id` on each of the request's events, whose
+// documents then hold only the context the event brought itself and are read merged with it. Rows
+// stored before, and events of requests whose context is small, keep context_id null: their documents
+// hold their whole context. The partial index finds the events of a context, so that deleting events
+// deletes the contexts no event names any more; it holds nothing for the others.
+migrations.push(`
+  CREATE TABLE event_contexts (
+    id text COLLATE "C" PRIMARY KEY,
+    size integer NOT NULL,
+    doc jsonb,
+    raw json,
+    CHECK ((doc IS NULL) <> (raw IS NULL))
+  );
+  ALTER TABLE events ADD COLUMN context_id text COLLATE "C";
+  CREATE INDEX events_context ON events (context_id) WHERE context_id IS NOT NULL;
+  -- Roles that may write events (an application role kept apart from the owner) write contexts too.
+  DO $grant$
+  DECLARE r record;
+  BEGIN
+    FOR r IN SELECT DISTINCT grantee, privilege_type FROM information_schema.role_table_grants
+      WHERE table_schema = current_schema() AND table_name = 'events'
+        AND privilege_type IN ('SELECT', 'INSERT', 'DELETE') AND grantee <> current_user
+    LOOP
+      IF r.grantee = 'PUBLIC' THEN EXECUTE format('GRANT %s ON event_contexts TO PUBLIC', r.privilege_type);
+      ELSE EXECUTE format('GRANT %s ON event_contexts TO %I', r.privilege_type, r.grantee);
+      END IF;
+    END LOOP;
+  END $grant$;
+`);

@@ -125,7 +125,9 @@ export async function eraseProfile(client: Client, id: string): Promise<ErasedCo
   if (target === null) return null;
   const count = async (statement: Statement) => (await run(client, statement, [target])).rowCount ?? 0;
   const rejected = await count(SQL.eraseRejected);
-  const events = (await count(SQL.eraseSessionEvents)) + (await count(SQL.eraseProfileEvents));
+  const deleted = async (statement: Statement) =>
+    (await run<{ n: number }>(client, statement, [target])).rows[0]?.n ?? 0;
+  const events = (await deleted(SQL.eraseSessionEvents)) + (await deleted(SQL.eraseProfileEvents));
   const sessions = await count(SQL.eraseSessions);
   const identities = await count(SQL.eraseIdentities);
   const aliases = await count(SQL.eraseAliases);

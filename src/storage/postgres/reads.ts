@@ -1,12 +1,43 @@
 /** The listings of the PostgreSQL store: events and rejected requests, newest first. */
-import type { EventRecord, RejectedRecord } from '../../model/records.js';
+import type { EventRecord, JsonObject, RejectedRecord } from '../../model/records.js';
+import { mergeContext } from '../contexts.js';
 import { pageQuery, rejectedConditions, type Condition, type Dialect } from '../paging.js';
 import type { EventFilter, EventPosition, RejectedFilter } from '../store.js';
 import { eventOf } from '../documents.js';
 import { insertWindow } from '../event-band.js';
+import type { Query } from './delivery-reads.js';
 import { docOf, type DocRow } from './statements.js';
 
-export type Query = (text: string, values: unknown[]) => Promise<{ rows: DocRow[] }>;
+/** An event's row: its document, and the context kept once it is merged with (migrations.ts), if any. */
+export interface EventRow extends DocRow {
+  context_id: string | null;
+}
+
+const CONTEXTS = 'SELECT id, doc, raw FROM event_contexts WHERE id = ANY($1::text[])';
+
+/** The contexts kept once that these rows name, by id: one statement, none when no row names one. */
+export async function contextsOf(
+  query: Query,
+  rows: { context_id: string | null }[],
+): Promise<Map<string, JsonObject>> {
+  const ids = new Set<string>();
+  for (const row of rows) if (row.context_id !== null) ids.add(row.context_id);
+  const contexts = new Map<string, JsonObject>();
+  if (ids.size === 0) return contexts;
+  const found = await query<DocRow & { id: string }>(CONTEXTS, [[...ids]]);
+  for (const row of found.rows) contexts.set(row.id, docOf<JsonObject>(row)!);
+  return contexts;
+}
+
+/** The events of rows as the stores answer them, merged with the contexts they name. */
+export async function eventsOf(query: Query, rows: EventRow[]): Promise<EventRecord[]> {
+  const contexts = await contextsOf(query, rows);
+  return rows.map((row) => {
+    const event = docOf<EventRecord>(row)!;
+    const context = row.context_id === null ? undefined : contexts.get(row.context_id);
+    return eventOf(context ? mergeContext([event], context)[0]! : event);
+  });
+}
 
 const dialect: Dialect = {
   param: (n) => `$${n}`,
@@ -32,7 +63,7 @@ async function page<T>(
   after: EventPosition | null,
 ): Promise<T[]> {
   const { sql, params } = pageQuery(dialect, table, timeColumn, conditions, limit, after);
-  return (await query(sql, params)).rows.map((row) => docOf<T>(row)!);
+  return (await query<DocRow>(sql, params)).rows.map((row) => docOf<T>(row)!);
 }
 
 export async function listEvents(
@@ -48,7 +79,17 @@ export async function listEvents(
   }
   const window = insertWindow(filter);
   if (!window) {
-    return (await page<EventRecord>(query, 'events', 'insert_time', conditions, limit, after)).map(eventOf);
+    const { sql, params } = pageQuery(
+      dialect,
+      'events',
+      'insert_time',
+      conditions,
+      limit,
+      after,
+      0,
+      ', context_id',
+    );
+    return eventsOf(query, (await query<EventRow>(sql, params)).rows);
   }
   // A create-time range: the in-band events inserted in its window, and the off-band ones, each
   // newest first, merged (src/storage/event-band.ts).
@@ -59,7 +100,8 @@ export async function listEvents(
   if (window.from !== null) inBand.push(['insert_time >= {}::timestamptz', window.from]);
   if (window.to !== null) inBand.push(['insert_time < {}::timestamptz', window.to]);
   const offBand: Condition[] = [...conditions, ['off_band', null]];
-  const first = pageQuery(dialect, 'events', 'insert_time', inBand, limit, after, 0, ', insert_time, id');
+  const extra = ', insert_time, id, context_id';
+  const first = pageQuery(dialect, 'events', 'insert_time', inBand, limit, after, 0, extra);
   const second = pageQuery(
     dialect,
     'events',
@@ -68,11 +110,10 @@ export async function listEvents(
     limit,
     after,
     first.params.length,
-    ', insert_time, id',
+    extra,
   );
-  const sql = `SELECT doc, raw FROM ((${first.sql}) UNION ALL (${second.sql})) AS listed ORDER BY insert_time DESC, id DESC LIMIT ${limit}`;
-  const { rows } = await query(sql, [...first.params, ...second.params]);
-  return rows.map((row) => eventOf(docOf<EventRecord>(row)!));
+  const sql = `SELECT doc, raw, context_id FROM ((${first.sql}) UNION ALL (${second.sql})) AS listed ORDER BY insert_time DESC, id DESC LIMIT ${limit}`;
+  return eventsOf(query, (await query<EventRow>(sql, [...first.params, ...second.params])).rows);
 }
 
 export function listRejected(

@@ -25,6 +25,18 @@ export function docOf<T>(row: DocRow | undefined): T | null {
   return (row.doc ?? row.raw) as T;
 }
 
+/**
+ * Deletes the events matching `where` and the contexts kept once (migrations.ts: event_contexts)
+ * that no event left names; answers how many events it deleted as `n`. The statement sees the
+ * events as they were before it, hence the events it deletes are excluded by id.
+ */
+function deletingEvents(where: string): string {
+  return `WITH gone AS (DELETE FROM events WHERE ${where} RETURNING id, context_id),
+    contexts AS (DELETE FROM event_contexts c WHERE c.id IN (SELECT context_id FROM gone)
+      AND NOT EXISTS (SELECT FROM events e WHERE e.context_id = c.id AND e.id NOT IN (SELECT id FROM gone)))
+    SELECT count(*)::integer AS n FROM gone`;
+}
+
 /** Static statements, prepared once per connection (by name). */
 export const SQL = {
   putSource: {
@@ -121,12 +133,18 @@ export const SQL = {
       merged AS (DELETE FROM profiles WHERE id = $2)
       SELECT 1`,
   },
-  getEvent: { name: 'get-event', text: 'SELECT doc, raw FROM events WHERE id = $1' },
+  // An event, and the context kept once it names (as `context`, jsonb, or `context_raw`), if any.
+  getEvent: {
+    name: 'get-event',
+    text: `SELECT e.doc, e.raw, c.doc AS context, c.raw AS context_raw FROM events e
+      LEFT JOIN event_contexts c ON c.id = e.context_id WHERE e.id = $1`,
+  },
+  // These three answer the events deleted as `n` (deletingEvents).
   eraseSessionEvents: {
     name: 'erase-session-events',
-    text: 'DELETE FROM events WHERE session_id IN (SELECT id FROM sessions WHERE profile_id = $1)',
+    text: deletingEvents('session_id IN (SELECT id FROM sessions WHERE profile_id = $1)'),
   },
-  eraseProfileEvents: { name: 'erase-profile-events', text: 'DELETE FROM events WHERE profile_id = $1' },
+  eraseProfileEvents: { name: 'erase-profile-events', text: deletingEvents('profile_id = $1') },
   eraseSessions: { name: 'erase-sessions', text: 'DELETE FROM sessions WHERE profile_id = $1' },
   eraseProfile: { name: 'erase-profile', text: 'DELETE FROM profiles WHERE id = $1' },
   eraseRejected: {
@@ -179,8 +197,9 @@ export const SQL = {
   // Retention: the oldest events, skipping rows another process is deleting at the same moment.
   deleteEventsBefore: {
     name: 'delete-events-before',
-    text: `DELETE FROM events WHERE id IN (
-      SELECT id FROM events WHERE insert_time < $1 ORDER BY insert_time LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    text: deletingEvents(
+      'id IN (SELECT id FROM events WHERE insert_time < $1 ORDER BY insert_time LIMIT $2 FOR UPDATE SKIP LOCKED)',
+    ),
   },
   getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
   updateRejected: {

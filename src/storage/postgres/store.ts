@@ -5,6 +5,7 @@ import type {
   EventSource,
   EventTypeRecord,
   IdentityKey,
+  JsonObject,
   ProfileRecord,
   ProfileRule,
   RejectedRecord,
@@ -27,6 +28,7 @@ import type {
   StoreChange,
 } from '../store.js';
 import { MigrationsMissingError, StoreUnavailableError } from '../store.js';
+import { mergeContext } from '../contexts.js';
 import { eventOf } from '../documents.js';
 import { createPool, inTransaction, type ConnectionOptions } from './connection.js';
 import { translate } from './errors.js';
@@ -77,10 +79,9 @@ export class PostgresStore implements Store {
   private readonly committer: GroupCommitter<WriteSet, CommitResult>;
   private readonly connection: ConnectionOptions;
   private readonly changes: ChangeFeed;
-  readonly destinations = new PostgresDestinations(
-    ((text: string, values: unknown[]) => this.query(text, values)) as Query,
-    (fn) => this.transaction(fn),
-  );
+  /** One statement on any connection of the pool, for the read modules. */
+  private readonly reader = ((text: string, values: unknown[]) => this.query(text, values)) as Query;
+  readonly destinations = new PostgresDestinations(this.reader, (fn) => this.transaction(fn));
 
   constructor(private readonly options: PostgresOptions) {
     this.connection = {
@@ -259,12 +260,16 @@ export class PostgresStore implements Store {
   }
 
   async getEvent(id: string): Promise<EventRecord | null> {
-    const event = docOf<EventRecord>((await this.query<DocRow>(SQL.getEvent, [id])).rows[0]);
-    return event ? eventOf(event) : null;
+    type Row = DocRow & { context: JsonObject | null; context_raw: JsonObject | null };
+    const row = (await this.query<Row>(SQL.getEvent, [id])).rows[0];
+    const event = docOf<EventRecord>(row);
+    if (!event) return null;
+    const context = row!.context ?? row!.context_raw;
+    return eventOf(context ? mergeContext([event], context)[0]! : event);
   }
 
   listEvents(filter: EventFilter, limit: number, after: EventPosition | null): Promise<EventRecord[]> {
-    return listEvents((text, values) => this.query<DocRow>(text, values), filter, limit, after);
+    return listEvents(this.reader, filter, limit, after);
   }
 
   countEvents(query: EventCountQuery): Promise<EventCounts> {
@@ -276,11 +281,11 @@ export class PostgresStore implements Store {
     limit: number,
     after: EventPosition | null,
   ): Promise<RejectedRecord[]> {
-    return listRejected((text, values) => this.query<DocRow>(text, values), filter, limit, after);
+    return listRejected(this.reader, filter, limit, after);
   }
 
   async deleteEventsBefore(before: string, maxEvents: number): Promise<number> {
-    return (await this.query(SQL.deleteEventsBefore, [before, maxEvents])).rowCount ?? 0;
+    return (await this.query<{ n: number }>(SQL.deleteEventsBefore, [before, maxEvents])).rows[0]?.n ?? 0;
   }
 
   async eraseProfile(id: string): Promise<ErasedCounts | null> {

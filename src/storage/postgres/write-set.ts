@@ -1,6 +1,7 @@
 import type { EventRecord, IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
 import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js';
 import { applyVisit, newProfile } from '../../model/profiles.js';
+import { shareContext } from '../contexts.js';
 import { offBand } from '../event-band.js';
 
 /**
@@ -12,7 +13,11 @@ const NOT_FOR_JSONB = /\\u(?:0000|d[89a-f])/i;
 
 /** The `[doc, raw]` column values of a document: exactly one is set. */
 export function documentColumns(value: unknown): [string | null, string | null] {
-  const text = JSON.stringify(value);
+  return textColumns(JSON.stringify(value));
+}
+
+/** The `[doc, raw]` column values of a document's JSON text. */
+function textColumns(text: string): [string | null, string | null] {
   return NOT_FOR_JSONB.test(text) ? [null, text] : [text, null];
 }
 
@@ -160,10 +165,12 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
 
   const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
   if (ws.events.length > 0) {
+    const shared = shareContext(ws);
+    const events = shared?.events ?? ws.events;
     const columns: unknown[][] = EVENT_TYPES.map(() => []);
     // Client ids are inserted in one order everywhere, so that two transactions inserting the same
     // ids wait for each other in the same direction instead of deadlocking.
-    for (const e of keyed ? [...ws.events].sort(byClientId) : ws.events) {
+    for (const e of keyed ? [...events].sort(byClientId) : events) {
       const clientId = e.metadata.client_id ?? null;
       const row = [
         e.id,
@@ -180,7 +187,11 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
       row.forEach((value, i) => columns[i]!.push(value));
     }
     const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`));
-    const insert = `INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays.join(', ')})${where}`;
+    // A context kept once is named by every event of the write set (the id of its first event).
+    const contextId = shared ? param(events[0]!.id, 'text') : null;
+    const insert = contextId
+      ? `INSERT INTO events (${EVENT_COLUMNS}, context_id) SELECT u.*, ${contextId} FROM unnest(${arrays.join(', ')}) u${where}`
+      : `INSERT INTO events (${EVENT_COLUMNS}) SELECT * FROM unnest(${arrays.join(', ')})${where}`;
     if (keyed) {
       // An event whose client id is stored for its source, or comes earlier in the statement, is not
       // inserted: the unique index decides, waiting for another transaction's insert to commit.
@@ -192,6 +203,14 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     } else {
       shape.push('e');
       parts.push(`e AS (${insert} RETURNING 1)`);
+    }
+    if (shared) {
+      // Written only when an event was (none is when all prove duplicates, or on a conflict).
+      shape.push('c');
+      const [doc, raw] = textColumns(shared.text);
+      parts.push(
+        `c AS (INSERT INTO event_contexts (id, size, doc, raw) SELECT ${contextId}, ${param(shared.text.length, 'integer')}, ${param(doc, 'jsonb')}, ${param(raw, 'json')} WHERE EXISTS (SELECT FROM e))`,
+      );
     }
   }
 

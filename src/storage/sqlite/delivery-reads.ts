@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import type { EventRecord } from '../../model/records.js';
 import { position, positionParts, type EventSelector, type EventSlice } from '../../model/destinations.js';
+import { runEvents } from './reads.js';
 
 /** Runs per window, and windows per read at most. */
 const WINDOW = 1000;
@@ -22,6 +23,8 @@ interface RunRow {
   types: string;
   ids: string;
   docs: string;
+  /** The request context the run's records are merged with, when kept once (reads.ts). */
+  context: string | null;
 }
 
 const MATCHING = `(@sources IS NULL OR source_id IN (SELECT value FROM json_each(@sources)))
@@ -31,9 +34,9 @@ export function deliveryStatements(db: Database.Database) {
   return {
     maxRun: db.prepare('SELECT coalesce(max(run), 0) FROM event_runs').pluck(),
     window: db.prepare(
-      `SELECT run, insert_time, types, ids, docs FROM event_runs WHERE run >= @start AND run < @end AND ${MATCHING} ORDER BY run`,
+      `SELECT run, insert_time, types, ids, docs, context FROM event_runs WHERE run >= @start AND run < @end AND ${MATCHING} ORDER BY run`,
     ),
-    one: db.prepare('SELECT run, insert_time, types, ids, docs FROM event_runs WHERE run = ?'),
+    one: db.prepare('SELECT run, insert_time, types, ids, docs, context FROM event_runs WHERE run = ?'),
     count: db
       .prepare(
         `SELECT coalesce(sum(CASE
@@ -46,7 +49,7 @@ export function deliveryStatements(db: Database.Database) {
       )
       .pluck(),
     byId: db.prepare(
-      'SELECT r.run, r.insert_time, r.types, r.ids, r.docs FROM event_ids i JOIN event_runs r ON r.run = i.run WHERE i.id = ?',
+      'SELECT r.run, r.insert_time, r.types, r.ids, r.docs, r.context FROM event_ids i JOIN event_runs r ON r.run = i.run WHERE i.id = ?',
     ),
   };
 }
@@ -112,7 +115,7 @@ function takeRun(
   const ids = JSON.parse(row.ids) as string[];
   const types = JSON.parse(row.types) as string[];
   const whole = skip === 0 && (wanted === null || types.every((t) => wanted.has(t)));
-  if (whole && ids.length <= limit - slice.ids.length && !full(row.docs.length)) {
+  if (whole && row.context === null && ids.length <= limit - slice.ids.length && !full(row.docs.length)) {
     // The run's JSON as it is stored, without parsing and writing it again.
     slice.ids.push(...ids);
     for (let i = 0; i < ids.length; i++) slice.times.push(row.insert_time);
@@ -120,7 +123,7 @@ function takeRun(
     slice.bytes += row.docs.length;
     return null;
   }
-  const events = JSON.parse(row.docs) as EventRecord[];
+  const events = runEvents(row.docs, row.context);
   for (let i = skip; i < events.length; i++) {
     const e = events[i]!;
     if (wanted !== null && !wanted.has(e.type)) continue;
@@ -172,7 +175,7 @@ export function readIds(s: Statements, ids: string[]): Omit<EventSlice, 'next'> 
       if (!row) continue;
       found = runs.get(row.run);
       if (!found) {
-        const events = JSON.parse(row.docs) as EventRecord[];
+        const events = runEvents(row.docs, row.context);
         found = { time: row.insert_time, events: new Map(events.map((e) => [e.id, e])) };
         runs.set(row.run, found);
       }

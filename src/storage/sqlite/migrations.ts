@@ -206,3 +206,11 @@ migrations.push(`
   CREATE INDEX rejected_session ON rejected (session_id) WHERE session_id IS NOT NULL;
   CREATE INDEX rejected_profile ON rejected (profile_id) WHERE profile_id IS NOT NULL;
 `);
+
+// A request's context kept once on its run (docs/api.md#context-storage, src/storage/contexts.ts):
+// when set, each record of `docs` holds only the context its event brought itself, and is read
+// merged with this one. Runs stored before, and runs whose context is small, keep it null: their
+// records hold their whole context.
+migrations.push(`
+  ALTER TABLE event_runs ADD COLUMN context TEXT;
+`);

@@ -1,9 +1,11 @@
 /**
  * Reading events out of runs (migrations.ts): a run is one row holding the consecutive events of a
- * write set that share their insert time, source, session and profile.
+ * write set that share their insert time, source, session and profile, and the request context they
+ * are merged with when it is kept once (src/storage/contexts.ts).
  */
 import type Database from 'better-sqlite3';
-import type { EventRecord } from '../../model/records.js';
+import type { EventRecord, JsonObject } from '../../model/records.js';
+import { mergeContext } from '../contexts.js';
 import { eventOf } from '../documents.js';
 import { inCreateRange, insertWindow } from '../event-band.js';
 import type { EventFilter, EventPosition } from '../store.js';
@@ -19,6 +21,13 @@ interface ListedRun {
   time: string;
   run: number;
   docs: string;
+  context: string | null;
+}
+
+/** The records of a run as the events were built: merged with the run's context when it has one. */
+export function runEvents(docs: string, context: string | null): EventRecord[] {
+  const events = JSON.parse(docs) as EventRecord[];
+  return context === null ? events : mergeContext(events, JSON.parse(context) as JsonObject);
 }
 
 /** Newest first: by insert time, then by id (ids compared as JavaScript strings). */
@@ -99,7 +108,7 @@ export function runQueries(filter: EventFilter, after: EventPosition | null): Ru
     for (const [bandWhere, bandParams] of bands) {
       const all = [...where, ...sessionWhere, ...bandWhere];
       queries.push({
-        sql: `SELECT r.insert_time AS time, r.run, r.docs FROM ${from} ${all.length ? `WHERE ${all.join(' AND ')}` : ''} ORDER BY ${order}`,
+        sql: `SELECT r.insert_time AS time, r.run, r.docs, r.context FROM ${from} ${all.length ? `WHERE ${all.join(' AND ')}` : ''} ORDER BY ${order}`,
         params: [...params, ...sessionParams, ...bandParams],
       });
     }
@@ -163,7 +172,7 @@ export function pageOfRuns(
         if (page.length === limit) break;
         groupTime = row.time;
       }
-      for (const doc of JSON.parse(row.docs) as EventRecord[]) {
+      for (const doc of runEvents(row.docs, row.context)) {
         const e = eventOf(doc);
         if (!matches(e, filter)) continue;
         if (after && !before(e, after.insert, after.id)) continue;
@@ -178,9 +187,13 @@ export function pageOfRuns(
   return page;
 }
 
-/** The event `id` from the docs of its run. */
-export function eventOfRun(docs: string | undefined, id: string): EventRecord | null {
-  if (docs === undefined) return null;
-  const event = (JSON.parse(docs) as EventRecord[]).find((e) => e.id === id);
-  return event ? eventOf(event) : null;
+/** The event `id` from its run's row (docs and context), if any. */
+export function eventOfRun(
+  row: [docs: string, context: string | null] | undefined,
+  id: string,
+): EventRecord | null {
+  if (row === undefined) return null;
+  const event = (JSON.parse(row[0]) as EventRecord[]).find((e) => e.id === id);
+  if (!event) return null;
+  return eventOf(row[1] === null ? event : mergeContext([event], JSON.parse(row[1]) as JsonObject)[0]!);
 }

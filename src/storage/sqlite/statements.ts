@@ -7,8 +7,8 @@ export function readStatements(db: Database.Database) {
     getSource: db.prepare('SELECT doc FROM sources WHERE id = ?').pluck(),
     listSources: db.prepare('SELECT doc FROM sources ORDER BY id').pluck(),
     getEventRun: db
-      .prepare('SELECT r.docs FROM event_ids i JOIN event_runs r ON r.run = i.run WHERE i.id = ?')
-      .pluck(),
+      .prepare('SELECT r.docs, r.context FROM event_ids i JOIN event_runs r ON r.run = i.run WHERE i.id = ?')
+      .raw(),
     ping: db.prepare('SELECT 1').pluck(),
     getEventType: db.prepare('SELECT doc FROM event_types WHERE event_type = ?').pluck(),
     listEventTypes: db.prepare('SELECT doc FROM event_types ORDER BY event_type').pluck(),
@@ -71,7 +71,7 @@ export function writeStatements(db: Database.Database) {
     // The run's number comes from the writer (writes.ts: never given twice), not from SQLite, which
     // would give the numbers of deleted newest runs again.
     insertRun: db.prepare(
-      'INSERT OR FAIL INTO event_runs (run, insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs, client_ids, oob) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT OR FAIL INTO event_runs (run, insert_time, source_id, session_id, session_seq, profile_id, ids, types, docs, client_ids, oob, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     clientIdStored: db
       .prepare('SELECT 1 FROM event_client_ids WHERE client_id = ? AND source_id = ?')

@@ -260,7 +260,9 @@ export class SqliteStore implements Store {
   }
 
   getEvent(id: string): Promise<EventRecord | null> {
-    return this.run(() => eventOfRun(this.stmt.getEventRun.get(id) as string | undefined, id));
+    return this.run(() =>
+      eventOfRun(this.stmt.getEventRun.get(id) as [string, string | null] | undefined, id),
+    );
   }
 
   private statement(sql: string): Statement {

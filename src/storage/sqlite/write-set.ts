@@ -11,6 +11,7 @@ import type {
   ProfileChange,
   WriteSet,
 } from '../../model/records.js';
+import { shareContext } from '../contexts.js';
 import { offBand } from '../event-band.js';
 import type { ErrorShape } from './errors.js';
 
@@ -66,7 +67,9 @@ export function decodeChange(text: string): ProfileChange {
 
 /**
  * A run of events (see migrations.ts): the JSON arrays of its ids, distinct types, records and client
- * ids (null when none has one), and 1 when an event of it is off band (src/storage/event-band.ts).
+ * ids (null when none has one), 1 when an event of it is off band (src/storage/event-band.ts), and
+ * the request context its records are merged with when read, kept once (src/storage/contexts.ts),
+ * or null when each record holds its whole context.
  */
 export type RunRow = [
   insertTime: string,
@@ -78,6 +81,7 @@ export type RunRow = [
   docs: string,
   clientIds: string | null,
   oob: 0 | 1,
+  context: string | null,
 ];
 
 /** A session used by the request without being rewritten, and the time of that request. */
@@ -98,9 +102,9 @@ export type EventRow = [
 
 /**
  * A write set for the writer: its events as runs, or, when some carry client ids, as single events
- * (`keyed`), which the writer groups into runs once it has dropped the duplicates. `answer`: the
- * caller wants the profile's document back; `replayOf`: the quarantined record it replays
- * (src/model/records.ts: WriteSet).
+ * (`keyed`), which the writer groups into runs once it has dropped the duplicates; `context` is then
+ * the context of those runs (RunRow). `answer`: the caller wants the profile's document back;
+ * `replayOf`: the quarantined record it replays (src/model/records.ts: WriteSet).
  */
 export type WriteRow = [
   session: SessionRow | null,
@@ -110,6 +114,7 @@ export type WriteRow = [
   keyed: EventRow[] | null,
   answer: boolean,
   replayOf: string | null,
+  context: string | null,
 ];
 
 /**
@@ -144,9 +149,12 @@ export function toRow(ws: WriteSet): WriteRow {
   }
   const touch: TouchRow | null = ws.touch ? [ws.touch.id, ws.touch.at] : null;
   const keyed = ws.events.some((e) => typeof e.metadata.client_id === 'string');
-  const events = keyed ? ws.events.map(eventRow) : null;
-  const runs = keyed ? [] : runsOf(ws.events);
-  return [session, profile, runs, touch, events, ws.answerProfile === true, ws.replayOf ?? null];
+  const shared = shareContext(ws);
+  const records = shared?.events ?? ws.events;
+  const context = shared?.text ?? null;
+  const events = keyed ? records.map(eventRow) : null;
+  const runs = keyed ? [] : runsOf(records, context);
+  return [session, profile, runs, touch, events, ws.answerProfile === true, ws.replayOf ?? null, context];
 }
 
 function eventRow(e: EventRecord): EventRow {
@@ -164,7 +172,7 @@ function eventRow(e: EventRecord): EventRow {
 }
 
 /** The events in runs: consecutive events with the same insert time, source, session and profile. */
-function runsOf(events: EventRecord[]): RunRow[] {
+function runsOf(events: EventRecord[], context: string | null): RunRow[] {
   const runs: RunRow[] = [];
   for (let start = 0, end = 1; start < events.length; start = end, end = start + 1) {
     const a = events[start]!;
@@ -188,6 +196,7 @@ function runsOf(events: EventRecord[]): RunRow[] {
       JSON.stringify(run),
       null,
       oob,
+      context,
     ]);
   }
   return runs;
@@ -203,7 +212,7 @@ function sameRun(a: EventRecord, b: EventRecord): boolean {
 }
 
 /** Runs of the kept events of a keyed write set (writer thread), grouped like runsOf groups records. */
-export function runsOfRows(rows: EventRow[]): RunRow[] {
+export function runsOfRows(rows: EventRow[], context: string | null): RunRow[] {
   const runs: RunRow[] = [];
   for (let start = 0, end = 1; start < rows.length; start = end, end = start + 1) {
     const a = rows[start]!;
@@ -231,6 +240,7 @@ export function runsOfRows(rows: EventRow[]): RunRow[] {
       `[${docs.join(',')}]`,
       clientIds.length > 0 ? JSON.stringify(clientIds) : null,
       oob,
+      context,
     ]);
   }
   return runs;

@@ -73,14 +73,23 @@ export function prepareWrites(db: Database.Database) {
     return { kept, duplicates };
   };
 
-  const apply = ([session, profile, eventRuns, touch, keyed, answer, replayOf]: WriteRow): RowOutcome => {
+  const apply = ([
+    session,
+    profile,
+    eventRuns,
+    touch,
+    keyed,
+    answer,
+    replayOf,
+    context,
+  ]: WriteRow): RowOutcome => {
     if (replayOf !== null && !rejected.claim.held(replayOf)) return { ok: false, conflict: 'rejected' };
     // Duplicates first (reads only): their events are not stored, their operations not applied.
     let runs = eventRuns;
     let duplicates: string[] = [];
     if (keyed) {
       const { kept, duplicates: dropped } = dropDuplicates(keyed);
-      runs = runsOfRows(kept);
+      runs = runsOfRows(kept, context);
       duplicates = dropped;
     }
     let current: ProfileRecord | null = null;
@@ -134,14 +143,27 @@ export function prepareWrites(db: Database.Database) {
     const text: string | null = current && changed ? JSON.stringify(current) : null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
     else if (text !== null) s.updateProfile.run(text, current!.id);
-    for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob] of runs) {
+    for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob, runContext] of runs) {
       const seq =
         sessionId === null
           ? null
           : sessionId === written?.id
             ? written.seq
             : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
-      s.insertRun.run(nextRun++, time, source, sessionId, seq, profileId, ids, types, docs, clientIds, oob);
+      s.insertRun.run(
+        nextRun++,
+        time,
+        source,
+        sessionId,
+        seq,
+        profileId,
+        ids,
+        types,
+        docs,
+        clientIds,
+        oob,
+        runContext,
+      );
     }
     const { identities } = splitChange(change);
     if (profile && identities.length > 0) {

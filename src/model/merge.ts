@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { JsonObject } from '../model/records.js';
+import type { JsonObject } from './records.js';
 
 function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
