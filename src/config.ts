@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 /**
  * Typed configuration. `loadConfig` turns environment variables (docs/api.md#settings) into a frozen object;
  * only `src/server.ts` calls it with `process.env`. Tests build a Config with `defaultConfig()`.
+ * Long because every setting is declared, parsed and checked here, in one place.
  */
 export interface Config {
   port: number;

@@ -1,6 +1,7 @@
 /**
  * The stored records (docs/api.md#records) and the write set a request hands to the store: the
  * vocabulary shared by the pipeline (src/domain) and the store adapters (src/storage).
+ * Long because it is the whole vocabulary, one documented type per record, in one place.
  */
 
 import type { ProfileOp } from './profile-ops.js';

@@ -1,3 +1,8 @@
+/**
+ * The store port: what the pipeline and the routes ask of storage, implemented by the twin adapters
+ * in sqlite/ and postgres/ and checked by one contract suite (test/storage/contract.ts). Long because
+ * it is the whole port, one documented method per job, in one place.
+ */
 import type {
   CommitResult,
   EventRecord,

@@ -1,4 +1,7 @@
-/** JSON Schemas of the stored records as the API returns them (docs/api.md#records). */
+/**
+ * JSON Schemas of the stored records as the API returns them (docs/api.md#records). One file for all
+ * the records, since they share their parts; its length is the records' fields, one per line.
+ */
 
 export const anyObject = { type: 'object', additionalProperties: true } as const;
 

@@ -13,6 +13,7 @@ import { translate } from './errors.js';
  *   order they were saved, and jsonb would reorder them.
  * - Ids compare byte-wise (`COLLATE "C"`), as in the embedded store, so "newest first, then by id"
  *   is the same order everywhere; times are `timestamptz` (the documents keep the strings as given).
+ * Long because every version stays here for ever: a database upgrades through all of them.
  */
 export const migrations: string[] = [
   `

@@ -1,3 +1,7 @@
+/**
+ * The PostgreSQL adapter of the store port (store.ts). Long because it implements the whole port:
+ * each method is a few lines that hand over to statements.ts, reads.ts, writes.ts and profiles.ts.
+ */
 import type pg from 'pg';
 import type {
   CommitResult,

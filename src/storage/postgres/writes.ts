@@ -1,6 +1,7 @@
 /**
  * The batch-write engine of the PostgreSQL store: group commit of many requests' write sets in one
  * transaction, each isolated in a savepoint, sent pipelined on one connection.
+ * One file because the batch, its chunks and the retries share one transaction's state.
  */
 import type pg from 'pg';
 import type { CommitResult, Committed, IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';

@@ -1,3 +1,7 @@
+/**
+ * The embedded (SQLite) adapter of the store port (store.ts). Long because it implements the whole
+ * port: each method is a few lines that hand over to the writer thread (writes.ts) or to reads.ts.
+ */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type {

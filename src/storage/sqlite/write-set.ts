@@ -2,6 +2,7 @@
  * What crosses from the service's thread to the writer thread (writer.ts): write sets already turned
  * into column values and JSON text, so that the writer does SQLite work only and the message is a
  * few strings per record to copy.
+ * One file because its row shapes and the functions that build them must change together.
  */
 import type { ProfileOp } from '../../model/profile-ops.js';
 import type {

@@ -2,6 +2,8 @@
  * Every write of the embedded store, run by the writer thread (writer.ts) on the one connection that
  * writes: group-commit batches of write sets, the management writes, and the
  * session and profile reads of the tracking path.
+ * One file because the batch transaction and the writes it is made of share their statements and
+ * checks; the management writes are a few lines each.
  */
 import type Database from 'better-sqlite3';
 import type { ProfileChange, ProfileRecord } from '../../model/records.js';
