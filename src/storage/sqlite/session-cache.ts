@@ -13,17 +13,23 @@ import { withLatestRequest } from '../../model/sessions.js';
 export const SESSION_CACHE_BOUNDS = { maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 };
 
 interface Entry {
+  id: string;
   /** The record as stored, without the time of its latest request. */
   record: SessionRecord;
   version: number;
   /** The `update_time` column: the latest request that did not rewrite the record, or null. */
   latest: string | null;
   bytes: number;
+  /** Neighbours in the order of use (a linked list: moving an entry costs no search). */
+  older: Entry | null;
+  newer: Entry | null;
 }
 
-/** Least recently used first: a hit moves its entry to the end, the first entries go past a bound. */
+/** Least recently used first: a hit makes its entry the newest, the oldest go past a bound. */
 export class SessionCache {
   private readonly entries = new Map<string, Entry>();
+  private oldest: Entry | null = null;
+  private newest: Entry | null = null;
   private bytes = 0;
   /** Reads on their way from the writer: a change of the session meanwhile makes the read too old to keep. */
   private readonly reading = new Map<string, symbol>();
@@ -38,8 +44,8 @@ export class SessionCache {
   get(id: string): StoredSession | undefined {
     const entry = this.entries.get(id);
     if (!entry) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
+    this.unlink(entry);
+    this.link(entry);
     return { record: withLatestRequest(entry.record, entry.latest), version: entry.version };
   }
 
@@ -66,12 +72,29 @@ export class SessionCache {
     this.delete(record.id);
     const bytes = chars * 2;
     if (bytes > this.bounds.maxBytes) return;
-    this.entries.set(record.id, { record, version, latest, bytes });
+    const entry: Entry = { id: record.id, record, version, latest, bytes, older: null, newer: null };
+    this.entries.set(record.id, entry);
+    this.link(entry);
     this.bytes += bytes;
-    for (const [oldest] of this.entries) {
-      if (this.entries.size <= this.bounds.maxEntries && this.bytes <= this.bounds.maxBytes) break;
-      this.delete(oldest);
-    }
+    while (this.oldest && (this.entries.size > this.bounds.maxEntries || this.bytes > this.bounds.maxBytes))
+      this.delete(this.oldest.id);
+  }
+
+  /** Makes `entry` the newest. */
+  private link(entry: Entry): void {
+    entry.older = this.newest;
+    entry.newer = null;
+    if (this.newest) this.newest.newer = entry;
+    else this.oldest = entry;
+    this.newest = entry;
+  }
+
+  private unlink(entry: Entry): void {
+    if (entry.older) entry.older.newer = entry.newer;
+    else this.oldest = entry.newer;
+    if (entry.newer) entry.newer.older = entry.older;
+    else this.newest = entry.older;
+    entry.older = entry.newer = null;
   }
 
   /** A committed write of the session's record (`expectVersion` null: it was inserted). */
@@ -98,12 +121,14 @@ export class SessionCache {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.entries.delete(id);
+    this.unlink(entry);
     this.bytes -= entry.bytes;
   }
 
   clear(): void {
     this.reading.clear();
     this.entries.clear();
+    this.oldest = this.newest = null;
     this.bytes = 0;
   }
 }
