@@ -94,7 +94,12 @@ export class PostgresStore implements Store {
       statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
     };
     const writes = new BatchWrites((fn) => this.transaction(fn));
-    this.committer = new GroupCommitter((items) => writes.writeBatch(items), options.writeQueueLimit);
+    // Two batches commit at once, each on a connection of its own: a batch mostly waits for the
+    // server (round trips, the WAL flush), and two batches of one process are no different from
+    // batches of two processes, which the locks in id order already keep apart.
+    this.committer = new GroupCommitter((items) => writes.writeBatch(items), options.writeQueueLimit, {
+      maxInFlight: 2,
+    });
     this.changes = new ChangeFeed(this.connection);
   }
 
