@@ -1,7 +1,7 @@
 import { api, ApiError, type ListOf, type ProfileRule } from '../api.js';
 import { clear, h } from '../dom.js';
 import { checkRuleRecord } from './rule-check.js';
-import { errorText, type View } from './view.js';
+import { actionsCell, errorText, type View } from './view.js';
 
 const TEMPLATE = {
   id: 'purchases',
@@ -96,42 +96,20 @@ export const rulesView: View = (root, { flash }) => {
           rule.operations.map((op) => h('li', {}, `${op.op} ${op.path ?? op.type ?? ''}`.trim())),
         ),
       ),
-      h(
-        'td',
-        { className: 'actions' },
-        h('button', { type: 'button', className: 'edit', onclick: () => edit(rule) }, 'Edit'),
-        h(
-          'button',
-          {
-            type: 'button',
-            className: 'toggle',
-            onclick: () =>
-              put(
-                { ...rule, enabled: !enabled },
-                `Rule ${rule.name || rule.id} ${enabled ? 'disabled' : 'enabled'}.`,
-              ),
-          },
-          enabled ? 'Disable' : 'Enable',
-        ),
-        h(
-          'button',
-          {
-            type: 'button',
-            className: 'danger delete',
-            onclick: async () => {
-              if (!confirm(`Delete the rule ${rule.name || rule.id}?`)) return;
-              try {
-                await api.delete(`/profile-rule/${encodeURIComponent(rule.id)}`);
-                flash(`Rule ${rule.name || rule.id} deleted.`);
-                await load();
-              } catch (error) {
-                flash(`Could not delete: ${errorText(error)}`, 'error');
-              }
-            },
-          },
-          'Delete',
-        ),
-      ),
+      actionsCell({
+        edit: () => edit(rule),
+        enabled,
+        toggle: () =>
+          void put(
+            { ...rule, enabled: !enabled },
+            `Rule ${rule.name || rule.id} ${enabled ? 'disabled' : 'enabled'}.`,
+          ),
+        confirmDelete: `Delete the rule ${rule.name || rule.id}?`,
+        remove: () => api.delete(`/profile-rule/${encodeURIComponent(rule.id)}`).then(() => undefined),
+        deleted: `Rule ${rule.name || rule.id} deleted.`,
+        flash,
+        after: load,
+      }),
     );
   }
 

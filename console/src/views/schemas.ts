@@ -1,7 +1,7 @@
 import { api, ApiError, type EventTypeRecord, type ListOf } from '../api.js';
 import { clear, h } from '../dom.js';
 import { checkSchemaRecord } from './schema-check.js';
-import { errorText, type View } from './view.js';
+import { actionsCell, errorText, type View } from './view.js';
 
 /** The record a new schema starts from; its event type is renamed when one of that name exists. */
 const TEMPLATE: EventTypeRecord = {
@@ -107,43 +107,23 @@ export const schemasView: View = (root, { flash }) => {
         {},
         h('span', { className: `badge ${enabled ? 'on' : 'off'}` }, enabled ? 'enabled' : 'disabled'),
       ),
-      h(
-        'td',
-        { className: 'actions' },
-        h('button', { type: 'button', className: 'edit', onclick: () => edit(record) }, 'Edit'),
-        h(
-          'button',
-          {
-            type: 'button',
-            className: 'toggle',
-            onclick: () =>
-              put(
-                { ...record, validation: { ...record.validation, enabled: !enabled } },
-                `Schema of ${record.event_type} ${enabled ? 'disabled' : 'enabled'}.`,
-              ),
-          },
-          enabled ? 'Disable' : 'Enable',
-        ),
-        h(
-          'button',
-          {
-            type: 'button',
-            className: 'danger delete',
-            onclick: async () => {
-              if (!confirm(`Delete the schema of ${record.event_type}?`)) return;
-              try {
-                await api.delete(`/event/management/${encodeURIComponent(record.event_type)}`);
-                flash(`Schema of ${record.event_type} deleted.`);
-                if (editing === record.event_type) edit(null);
-                await load();
-              } catch (error) {
-                flash(`Could not delete: ${errorText(error)}`, 'error');
-              }
-            },
-          },
-          'Delete',
-        ),
-      ),
+      actionsCell({
+        edit: () => edit(record),
+        enabled,
+        toggle: () =>
+          void put(
+            { ...record, validation: { ...record.validation, enabled: !enabled } },
+            `Schema of ${record.event_type} ${enabled ? 'disabled' : 'enabled'}.`,
+          ),
+        confirmDelete: `Delete the schema of ${record.event_type}?`,
+        remove: async () => {
+          await api.delete(`/event/management/${encodeURIComponent(record.event_type)}`);
+          if (editing === record.event_type) edit(null);
+        },
+        deleted: `Schema of ${record.event_type} deleted.`,
+        flash,
+        after: load,
+      }),
     );
   }
 

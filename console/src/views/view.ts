@@ -1,3 +1,5 @@
+import { h } from '../dom.js';
+
 export interface ViewContext {
   /** Path segments after the view's own (`#/profile/<id>` gives `[id]`). */
   params: string[];
@@ -28,4 +30,52 @@ export function poll(task: () => Promise<void>, ms: number): () => void {
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** What the actions cell of a record's row does (schemas, rules). */
+export interface RowActions {
+  edit(): void;
+  enabled: boolean;
+  /** Saves the record enabled or disabled the other way. */
+  toggle(): void;
+  /** Asked before deleting. */
+  confirmDelete: string;
+  /** Deletes the record; `deleted` is flashed once it is. */
+  remove(): Promise<void>;
+  deleted: string;
+  flash: ViewContext['flash'];
+  /** Runs after a deletion (reloading the list). */
+  after(): Promise<void>;
+}
+
+/** The cell with a record's Edit, Enable/Disable and Delete buttons. */
+export function actionsCell(a: RowActions): HTMLElement {
+  return h(
+    'td',
+    { className: 'actions' },
+    h('button', { type: 'button', className: 'edit', onclick: () => a.edit() }, 'Edit'),
+    h(
+      'button',
+      { type: 'button', className: 'toggle', onclick: () => a.toggle() },
+      a.enabled ? 'Disable' : 'Enable',
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        className: 'danger delete',
+        onclick: async () => {
+          if (!confirm(a.confirmDelete)) return;
+          try {
+            await a.remove();
+            a.flash(a.deleted);
+            await a.after();
+          } catch (error) {
+            a.flash(`Could not delete: ${errorText(error)}`, 'error');
+          }
+        },
+      },
+      'Delete',
+    ),
+  );
 }
