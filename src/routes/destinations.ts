@@ -1,3 +1,4 @@
+import { pageOf, pageParams } from '../http/schemas/pages.js';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
@@ -153,19 +154,12 @@ export default async function destinationRoutes(app: FastifyInstance, { services
         querystring: {
           type: 'object',
           properties: {
-            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
-            cursor: { type: 'string', maxLength: 1024 },
+            ...pageParams,
           },
         },
         response: {
           200: withExample(
-            {
-              type: 'object',
-              properties: {
-                result: { type: 'array', items: { $ref: 'FailedBatch#' } },
-                next: { type: ['string', 'null'] },
-              },
-            },
+            pageOf('FailedBatch#'),
             { result: [failedBatchExample], next: null },
             'The failed batches, newest first, and the cursor of the next page',
           ),

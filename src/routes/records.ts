@@ -1,3 +1,4 @@
+import { pageOf, pageParams } from '../http/schemas/pages.js';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
@@ -33,8 +34,7 @@ const eventsQuery = {
       description: 'events that happened (`metadata.time.create`) at or after this time',
     },
     until: { ...dateTime, description: 'events that happened (`metadata.time.create`) before this time' },
-    limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
-    cursor: { type: 'string', maxLength: 1024, description: 'the `next` of the previous page' },
+    ...pageParams,
   },
 } as const;
 
@@ -74,13 +74,7 @@ export default async function recordRoutes(app: FastifyInstance, { services }: R
         querystring: eventsQuery,
         response: {
           200: withExample(
-            {
-              type: 'object',
-              properties: {
-                result: { type: 'array', items: { $ref: 'Event#' } },
-                next: { type: ['string', 'null'] },
-              },
-            },
+            pageOf('Event#'),
             { result: [eventRecord], next: nextCursor },
             'A page of events, newest first; `next` is the cursor of the following page (null after the last)',
           ),

@@ -1,3 +1,4 @@
+import { pageOf, pageParams } from '../http/schemas/pages.js';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../http/errors.js';
 import { cursorPage } from '../http/paging.js';
@@ -39,19 +40,12 @@ export default async function rejectedRoutes(app: FastifyInstance, { services }:
           properties: {
             event_type: eventType,
             source_id: idString,
-            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
-            cursor: { type: 'string', maxLength: 1024 },
+            ...pageParams,
           },
         },
         response: {
           200: withExample(
-            {
-              type: 'object',
-              properties: {
-                result: { type: 'array', items: { $ref: 'Rejected#' } },
-                next: { type: ['string', 'null'] },
-              },
-            },
+            pageOf('Rejected#'),
             { result: [rejectedRecord], next: null },
             'A page of rejected requests, newest first; `next` is the cursor of the following page',
           ),
