@@ -1,7 +1,7 @@
-import { api, ApiError, type ListOf, type ProfileRule } from '../api.js';
+import { api, type ListOf, type ProfileRule } from '../api.js';
 import { clear, h } from '../dom.js';
 import { checkRuleRecord } from './rule-check.js';
-import { actionsCell, errorText, type View } from './view.js';
+import { actionsCell, errorText, saveRecord, type View } from './view.js';
 
 const TEMPLATE = {
   id: 'purchases',
@@ -45,20 +45,8 @@ export const rulesView: View = (root, { flash }) => {
     textarea.focus();
   }
 
-  async function put(rule: unknown, done: string): Promise<ProfileRule | null> {
-    try {
-      const saved = await api.post<ProfileRule>('/profile-rule', rule);
-      flash(done);
-      await load();
-      return saved;
-    } catch (error) {
-      const detail = error instanceof ApiError ? error.message : errorText(error);
-      clear(problems);
-      problems.append(h('li', { className: 'server' }, `The service refused it: ${detail}`));
-      flash(`Not saved: ${detail}`, 'error');
-      return null;
-    }
-  }
+  const put = (rule: unknown, done: string) =>
+    saveRecord<ProfileRule>('/profile-rule', rule, done, { flash, problems, after: load });
 
   async function load(): Promise<void> {
     try {

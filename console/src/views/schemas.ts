@@ -1,7 +1,7 @@
-import { api, ApiError, type EventTypeRecord, type ListOf } from '../api.js';
+import { api, type EventTypeRecord, type ListOf } from '../api.js';
 import { clear, h } from '../dom.js';
 import { checkSchemaRecord } from './schema-check.js';
-import { actionsCell, errorText, type View } from './view.js';
+import { actionsCell, errorText, saveRecord, type View } from './view.js';
 
 /** The record a new schema starts from; its event type is renamed when one of that name exists. */
 const TEMPLATE: EventTypeRecord = {
@@ -61,20 +61,8 @@ export const schemasView: View = (root, { flash }) => {
     textarea.focus();
   }
 
-  async function put(record: unknown, done: string): Promise<boolean> {
-    try {
-      await api.post('/event/management', record);
-      flash(done);
-      await load();
-      return true;
-    } catch (error) {
-      const detail = error instanceof ApiError ? error.message : errorText(error);
-      clear(problems);
-      problems.append(h('li', { className: 'server' }, `The service refused it: ${detail}`));
-      flash(`Not saved: ${detail}`, 'error');
-      return false;
-    }
-  }
+  const put = async (record: unknown, done: string) =>
+    (await saveRecord('/event/management', record, done, { flash, problems, after: load })) !== null;
 
   async function load(): Promise<void> {
     try {

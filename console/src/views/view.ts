@@ -1,4 +1,5 @@
-import { h } from '../dom.js';
+import { api, ApiError } from '../api.js';
+import { clear, h } from '../dom.js';
 
 export interface ViewContext {
   /** Path segments after the view's own (`#/profile/<id>` gives `[id]`). */
@@ -78,4 +79,28 @@ export function actionsCell(a: RowActions): HTMLElement {
       'Delete',
     ),
   );
+}
+
+/**
+ * Saves a record with `POST path` and runs `after` (reloading the list); when the service refuses
+ * it, its reason is shown in `problems` (under the editor) and flashed. Null when not saved.
+ */
+export async function saveRecord<T>(
+  path: string,
+  record: unknown,
+  done: string,
+  ui: { flash: ViewContext['flash']; problems: HTMLElement; after(): Promise<void> },
+): Promise<T | null> {
+  try {
+    const saved = await api.post<T>(path, record);
+    ui.flash(done);
+    await ui.after();
+    return saved;
+  } catch (error) {
+    const detail = error instanceof ApiError ? error.message : errorText(error);
+    clear(ui.problems);
+    ui.problems.append(h('li', { className: 'server' }, `The service refused it: ${detail}`));
+    ui.flash(`Not saved: ${detail}`, 'error');
+    return null;
+  }
 }
