@@ -10,9 +10,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { legLine, runLeg, type Leg } from './leg.js';
-import { numberOption } from './options.js';
+import { legOptions } from './options.js';
 import { oneEvent } from './payloads.js';
 import {
   apiJson,
@@ -29,16 +28,7 @@ import {
   type Child,
 } from './processes.js';
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '64' },
-  },
-});
-const seconds = numberOption('duration', values.duration, 1);
-const rounds = Math.round(numberOption('rounds', values.rounds, 1));
-const connections = Math.round(numberOption('connections', values.connections, 1));
+const { seconds, rounds, connections } = legOptions();
 
 interface Stats {
   events: number;

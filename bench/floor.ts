@@ -29,21 +29,10 @@ import { timeOrderedId } from '../src/domain/ids.js';
 import { processTreeCpuUs } from './cpu.js';
 import { floorOptions, type FloorOptions } from './options.js';
 import { oneEvent } from './payloads.js';
-import {
-  createSource,
-  printedReady,
-  RESULTS,
-  revision,
-  serviceReady,
-  spawnBenchServer,
-  spawnService,
-  stopChild,
-  stopOnSignal,
-  type Child,
-} from './processes.js';
+import { RESULTS, revision, stopChild, stopOnSignal, type Child } from './processes.js';
 import { SCENARIOS } from './scenarios.js';
 import { openStore, type ServiceStore } from './stores.js';
-import { driveTargets, type Target } from './targets.js';
+import { driveTargets, startTarget, type Target } from './targets.js';
 
 const SOURCE = 'bench-floor';
 
@@ -55,27 +44,6 @@ interface Setup {
   databaseCpu?: () => number | null;
   cleanup: () => Promise<void>;
   describe: string;
-}
-
-async function startService(
-  name: string,
-  env: Record<string, string>,
-  started: Child[],
-  source = SOURCE,
-): Promise<Child> {
-  const child = await spawnService(name, env, RESULTS);
-  started.push(child);
-  await serviceReady(child);
-  await createSource(child, source, 'Benchmark floor');
-  return child;
-}
-
-/** One of the bench's own servers (bare or floor), `node --import tsx <script>`. */
-async function startServer(name: string, script: string, env: Record<string, string>, started: Child[]) {
-  const child = await spawnBenchServer(name, script, env, RESULTS);
-  started.push(child);
-  await printedReady(child);
-  return child;
 }
 
 function sqliteRows(file: string): () => Promise<number> {
@@ -94,7 +62,7 @@ async function sqliteSetup(options: FloorOptions, started: Child[]): Promise<Set
   const random = oneEvent(SOURCE);
   const ordered = oneEvent(SOURCE, () => timeOrderedId());
   const targets: Target[] = [];
-  const bare = await startServer('floor-bare', 'bench/bare-server.ts', {}, started);
+  const bare = await startTarget.server('floor-bare', 'bench/bare-server.ts', {}, started);
   targets.push({ name: 'bare', child: bare, body: random, answered: 0 });
   for (const [name, label, index, body] of [
     ['append', 'floor-append', false, random],
@@ -107,7 +75,7 @@ async function sqliteSetup(options: FloorOptions, started: Child[]): Promise<Set
       FLOOR_CHECKPOINT: options.checkpoint,
       ...(index ? { FLOOR_INDEX: 'session' } : {}),
     };
-    const child = await startServer(label, 'bench/floor-server.ts', env, started);
+    const child = await startTarget.server(label, 'bench/floor-server.ts', env, started);
     targets.push({ name, child, body, rows: sqliteRows(file), answered: 0 });
   }
   for (const [name, label, body] of [
@@ -116,7 +84,7 @@ async function sqliteSetup(options: FloorOptions, started: Child[]): Promise<Set
   ] as const) {
     // The embedded store, whatever DATABASE_URL the bench's own environment has.
     const env = { TRACK_DATA_DIR: join(dir, label), DATABASE_URL: '', TRACK_WORKERS: '' };
-    targets.push({ name, child: await startService(label, env, started), body, answered: 0 });
+    targets.push({ name, child: await startTarget.service(label, env, started, SOURCE), body, answered: 0 });
   }
   return {
     targets,
@@ -151,7 +119,7 @@ async function postgresSetup(started: Child[]): Promise<Setup> {
     const source = SOURCE + store.sourceSuffix;
     const first = oneEvent(source);
     const targets: Target[] = [];
-    const bare = await startServer('floor-bare', 'bench/bare-server.ts', {}, started);
+    const bare = await startTarget.server('floor-bare', 'bench/bare-server.ts', {}, started);
     targets.push({ name: 'bare', child: bare, body: first, answered: 0 });
     for (const [name, table, index, inFlight] of [
       ['pg append', 'floor_append', false, 1],
@@ -164,7 +132,12 @@ async function postgresSetup(started: Child[]): Promise<Setup> {
         FLOOR_IN_FLIGHT: String(inFlight),
         ...(index ? { FLOOR_INDEX: 'session' } : {}),
       };
-      const child = await startServer(table.replaceAll('_', '-'), 'bench/floor-pg-server.ts', env, started);
+      const child = await startTarget.server(
+        table.replaceAll('_', '-'),
+        'bench/floor-pg-server.ts',
+        env,
+        started,
+      );
       const rows = async () => {
         const client = new pg.Client({ connectionString: url });
         await client.connect();
@@ -176,7 +149,7 @@ async function postgresSetup(started: Child[]): Promise<Setup> {
       };
       targets.push({ name, child, body: first, rows, answered: 0 });
     }
-    const service = await startService('floor-service-pg', store.env, started, source);
+    const service = await startTarget.service('floor-service-pg', store.env, started, source);
     targets.push({ name: 'service', child: service, body: first, answered: 0 });
     const returning = SCENARIOS.find((s) => s.name === 'returning-visitor')!;
     const prepared = await returning.prepare(service, source);

@@ -106,10 +106,34 @@ export function runOptions(args = process.argv.slice(2)): RunOptions {
   };
 }
 
-export interface FloorOptions {
+/** The options of the benchmarks that drive servers in turn: seconds per leg, rounds, connections. */
+export interface LegOptions {
   seconds: number;
   rounds: number;
   connections: number;
+}
+
+const LEG_OPTIONS = {
+  duration: { type: 'string', default: '10' },
+  rounds: { type: 'string', default: '2' },
+  connections: { type: 'string', default: '64' },
+} as const;
+
+function legsOf(values: { duration: string; rounds: string; connections: string }): LegOptions {
+  return {
+    seconds: numberOption('duration', values.duration, 1),
+    rounds: Math.round(numberOption('rounds', values.rounds, 1)),
+    connections: Math.round(numberOption('connections', values.connections, 1)),
+  };
+}
+
+/** `--duration`, `--rounds` and `--connections` alone (`npm run bench:trust`, `bench:delivery`). */
+export function legOptions(args = process.argv.slice(2)): LegOptions {
+  const { values } = parseArgs({ args, options: LEG_OPTIONS, strict: true });
+  return legsOf(values);
+}
+
+export interface FloorOptions extends LegOptions {
   /** Who checkpoints the appending servers' files: the service's checkpointer thread, or SQLite. */
   checkpoint: 'service' | 'sqlite';
   /** The store of the floors and the service: SQLite files, or PostgreSQL. */
@@ -121,9 +145,7 @@ export function floorOptions(args = process.argv.slice(2)): FloorOptions {
   const { values } = parseArgs({
     args,
     options: {
-      duration: { type: 'string', default: '10' },
-      rounds: { type: 'string', default: '2' },
-      connections: { type: 'string', default: '64' },
+      ...LEG_OPTIONS,
       checkpoint: { type: 'string', default: 'service' },
       store: { type: 'string', default: 'sqlite' },
     },
@@ -133,11 +155,5 @@ export function floorOptions(args = process.argv.slice(2)): FloorOptions {
     throw new Error('--checkpoint must be service or sqlite');
   if (values.store !== 'sqlite' && values.store !== 'postgres')
     throw new Error('--store must be sqlite or postgres');
-  return {
-    seconds: numberOption('duration', values.duration, 1),
-    rounds: Math.round(numberOption('rounds', values.rounds, 1)),
-    connections: Math.round(numberOption('connections', values.connections, 1)),
-    checkpoint: values.checkpoint,
-    store: values.store,
-  };
+  return { ...legsOf(values), checkpoint: values.checkpoint, store: values.store };
 }

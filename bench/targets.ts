@@ -8,9 +8,38 @@
 import { cpuMeter, type LegCpu } from './cpu.js';
 import { load } from './load.js';
 import { mean, round2 } from './numbers.js';
-import { gone, withDescendants, type Child } from './processes.js';
+import {
+  createSource,
+  gone,
+  printedReady,
+  RESULTS,
+  serviceReady,
+  spawnBenchServer,
+  spawnService,
+  withDescendants,
+  type Child,
+} from './processes.js';
 
 const WARMUP_SECONDS = 2;
+
+/** Starts the servers of targets, each added to `started` (to be stopped whatever happens). */
+export const startTarget = {
+  /** The collector with `env`, ready, with the event source `source`. */
+  async service(name: string, env: Record<string, string>, started: Child[], source: string): Promise<Child> {
+    const child = await spawnService(name, env, RESULTS);
+    started.push(child);
+    await serviceReady(child);
+    await createSource(child, source, 'Benchmark');
+    return child;
+  },
+  /** One of the bench's own servers (bare or floor), `node --import tsx <script>`. */
+  async server(name: string, script: string, env: Record<string, string>, started: Child[]): Promise<Child> {
+    const child = await spawnBenchServer(name, script, env, RESULTS);
+    started.push(child);
+    await printedReady(child);
+    return child;
+  },
+};
 
 export interface Target {
   name: string;

@@ -16,37 +16,24 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { round2 } from './numbers.js';
-import { floorOptions } from './options.js';
+import { legOptions } from './options.js';
 import { CHROME_USER_AGENT, oneEvent, oneTrackedEvent, returningVisit } from './payloads.js';
-import {
-  createSource,
-  printedReady,
-  RESULTS,
-  revision,
-  serviceReady,
-  spawnBenchServer,
-  spawnService,
-  stopChild,
-  stopOnSignal,
-  type Child,
-} from './processes.js';
+import { RESULTS, revision, stopChild, stopOnSignal, type Child } from './processes.js';
 import { firstVisits } from './scenarios.js';
-import { driveTargets, type Target } from './targets.js';
+import { driveTargets, startTarget, type Target } from './targets.js';
 
 const SOURCE = 'bench-trust';
 const VISITORS = 2_000;
 const headers = { 'user-agent': CHROME_USER_AGENT };
 
 async function main(): Promise<number> {
-  const { seconds, rounds, connections } = floorOptions();
+  const { seconds, rounds, connections } = legOptions();
   mkdirSync(RESULTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'collector-trust-'));
   const started: Child[] = [];
   const removeHandlers = stopOnSignal(started, () => rmSync(dir, { recursive: true, force: true }));
   try {
-    const bare = await spawnBenchServer('trust-bare', 'bench/bare-server.ts', {}, RESULTS);
-    started.push(bare);
-    await printedReady(bare);
+    const bare = await startTarget.server('trust-bare', 'bench/bare-server.ts', {}, started);
     const targets: Target[] = [{ name: 'bare', child: bare, body: oneEvent(SOURCE), headers, answered: 0 }];
     for (const [label, enrich, ids] of [
       ['service', 'yes', true],
@@ -58,10 +45,7 @@ async function main(): Promise<number> {
         TRACK_WORKERS: '',
         TRACK_ENRICH: enrich,
       };
-      const child = await spawnService(`trust-${label}`, env, RESULTS);
-      started.push(child);
-      await serviceReady(child);
-      await createSource(child, SOURCE, 'Benchmark trust');
+      const child = await startTarget.service(`trust-${label}`, env, started, SOURCE);
       const visitors = await firstVisits(child, SOURCE, VISITORS, headers);
       const first = ids ? oneTrackedEvent(SOURCE) : oneEvent(SOURCE);
       targets.push(
