@@ -18,6 +18,7 @@ export interface RulesOutcome {
   /**
    * The profile after the operations (identities and merges aside: the store decides those),
    * worked out when first asked: requests that need only the profile's id do not pay for it.
+   * Null when the profile was not read (the store applies the operations to it at commit).
    */
   predict(): ProfileRecord | null;
   /** Rules applied, one per rule and event. */
@@ -58,19 +59,28 @@ export async function rulesByType(book: RuleBook, events: EventRecord[]): Promis
   return found;
 }
 
-/**
- * The operations the rules of `byType` (rulesByType) give the events, and the profile they predict.
- * Without a profile (a profile-less request) no rule runs.
- */
+/** The request's profile as the rules step sees it: its id, and its record when it was read. */
+export interface RulesSubject {
+  /** Null for a profile-less request: no rule runs. */
+  id: string | null;
+  /**
+   * The stored (or new) profile; null when only its id was taken. The operations need only the
+   * events; the record is what `predict` applies them to.
+   */
+  record: ProfileRecord | null;
+}
+
+/** The operations the rules of `byType` (rulesByType) give the events, and the profile they predict. */
 export function runRules(
   byType: RulesByType | null,
   events: EventRecord[],
-  profile: ProfileRecord | null,
+  subject: RulesSubject,
   sourceId: string,
   at: string,
   trace: Trace,
 ): RulesOutcome {
-  if (!profile || byType === null) return unchanged(profile);
+  const profile = subject.record;
+  if (subject.id === null || byType === null) return unchanged(profile);
 
   const steps: ProfileStep[] = [];
   const identities: Extract<ProfileOp, { op: 'identify' }>[] = [];
@@ -115,6 +125,7 @@ export function runRules(
   }
   let predicted: ProfileRecord | undefined;
   const predict = () =>
+    profile &&
     (predicted ??= applyOps(
       profile,
       steps.flatMap((step) => step.ops),

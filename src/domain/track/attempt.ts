@@ -135,7 +135,9 @@ async function attemptOnce(
   const byType = identity.profileId !== null ? await rulesByType(deps.rules, events.records) : null;
   const profileTargets = validation.targets('profile');
   // A request that stores no event has no profile write to check at commit that its profile exists.
-  const needProfile = wholeProfile || profileTargets || byType !== null || events.saved.length === 0;
+  // Rules alone do not need it: their operations come from the events, and the store applies them
+  // to the profile as stored when the request commits (a conflict there if it is gone).
+  const needProfile = wholeProfile || profileTargets || events.saved.length === 0;
   let profile = identity.profile;
   if (!profile && identity.profileId !== null && needProfile) {
     profile = await deps.store.getProfile(identity.profileId);
@@ -149,7 +151,14 @@ async function attemptOnce(
       return 'conflict';
     }
   }
-  const rules = runRules(byType, events.records, profile, source.id, now, trace);
+  const rules = runRules(
+    byType,
+    events.records,
+    { id: identity.profileId, record: profile },
+    source.id,
+    now,
+    trace,
+  );
   if (profileTargets) {
     validation.check({ session: identity.session, profile: rules.predict() }, (o) => o === 'profile');
   }

@@ -9,6 +9,7 @@ import { mergeProfiles } from '../../model/profile-merge.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
+import { ParsedProfiles } from './parsed-profiles.js';
 import type { writeStatements } from './statements.js';
 
 type Statements = ReturnType<typeof writeStatements>;
@@ -22,9 +23,20 @@ export interface Attached {
 }
 
 export function profileWrites(s: Statements) {
+  const parsed = new ParsedProfiles();
   const read = (id: string): ProfileRecord | null => {
     const doc = s.getProfile.get(id) as string | undefined;
-    return doc === undefined ? null : profileOf(JSON.parse(doc) as ProfileRecord);
+    if (doc === undefined) return null;
+    const known = parsed.get(id, doc);
+    if (known) return known;
+    const record = profileOf(JSON.parse(doc) as ProfileRecord);
+    parsed.set(id, doc, record);
+    return record;
+  };
+  /** Writes a stored profile's document (`text` is `record` as JSON). */
+  const update = (record: ProfileRecord, text: string) => {
+    s.updateProfile.run(text, record.id);
+    parsed.set(record.id, text, record);
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
@@ -44,6 +56,7 @@ export function profileWrites(s: Statements) {
 
   return {
     read,
+    update,
 
     /**
      * Attaches identities to `profile` (already written), in order, merging it into the profile
@@ -88,7 +101,7 @@ export function profileWrites(s: Statements) {
         }
       }
       if (dirty) {
-        s.updateProfile.run(JSON.stringify(result.profile), result.profile.id);
+        update(result.profile, JSON.stringify(result.profile));
         result.changed = true;
       }
       return result;

@@ -144,7 +144,7 @@ export function prepareWrites(db: Database.Database) {
     }
     const text: string | null = current && changed ? JSON.stringify(current) : null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
-    else if (text !== null) s.updateProfile.run(text, current!.id);
+    else if (text !== null) profiles.update(current!, text);
     for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob, runContext] of runs) {
       const seq =
         sessionId === null
