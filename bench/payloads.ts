@@ -5,6 +5,7 @@
  * generator spends little CPU on them.
  */
 import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../src/domain/ids.js';
 
 /** The desktop Chrome of the payloads' browser context, for the `User-Agent` header. */
 export const CHROME_USER_AGENT =
@@ -103,8 +104,17 @@ export function oneEvent(sourceId: string, sessionId: () => string = randomUUID)
 }
 
 /**
+ * Client event ids: `ordered` as the browser tracker makes them (UUID version 7, sorted by time),
+ * `random` as many other clients do (version 4), or none.
+ */
+export type ClientIds = 'ordered' | 'random' | 'none';
+
+const clientId = (ids: ClientIds) =>
+  ids === 'none' ? '' : `"id":"${ids === 'ordered' ? timeOrderedId() : randomUUID()}",`;
+
+/**
  * The first visit of `oneEvent` with what the browser tracker adds to every event: a client event id
- * (a UUID) and the `timestamp` it was queued at, and `sent_at`.
+ * (a UUID version 7) and the `timestamp` it was queued at, and `sent_at`.
  */
 export function oneTrackedEvent(sourceId: string): () => string {
   const body = oneEvent(sourceId);
@@ -112,7 +122,7 @@ export function oneTrackedEvent(sourceId: string): () => string {
     const now = new Date().toISOString();
     return body().replace(
       '"events":[{',
-      `"sent_at":"${now}","events":[{"id":"${randomUUID()}","timestamp":"${now}",`,
+      `"sent_at":"${now}","events":[{${clientId('ordered')}"timestamp":"${now}",`,
     );
   };
 }
@@ -136,10 +146,14 @@ export interface Visitor {
 
 /**
  * A returning visit of a random visitor: its session and profile ids, the browser context, the
- * time the tracker sent it (`sent_at`) and one page-view with a client event id (a UUID, unless
- * `clientIds` is false) and a `timestamp`, both times now.
+ * time the tracker sent it (`sent_at`) and one page-view with a client event id (see ClientIds) and a
+ * `timestamp`, both times now.
  */
-export function returningVisit(sourceId: string, visitors: Visitor[], clientIds = true): () => string {
+export function returningVisit(
+  sourceId: string,
+  visitors: Visitor[],
+  clientIds: ClientIds = 'ordered',
+): () => string {
   if (visitors.length === 0) throw new Error('returningVisit needs at least one visitor');
   const source = JSON.stringify({ id: sourceId });
   const browser = JSON.stringify(context);
@@ -156,7 +170,6 @@ export function returningVisit(sourceId: string, visitors: Visitor[], clientIds 
     const now = new Date().toISOString();
     const head = heads[Math.floor(Math.random() * heads.length)]!;
     const event = events[n++ % events.length]!;
-    const id = clientIds ? `"id":"${randomUUID()}",` : '';
-    return `${head}${now}","events":[{${id}"timestamp":"${now}"${event}]}`;
+    return `${head}${now}","events":[{${clientId(clientIds)}"timestamp":"${now}"${event}]}`;
   };
 }

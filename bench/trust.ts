@@ -5,7 +5,10 @@
  *   service, first visit        the collector as shipped (TRACK_ENRICH on): a first visit as the
  *                               browser tracker sends it (a client event id, `timestamp`, `sent_at`)
  *                               with a desktop Chrome User-Agent
- *   service, returning          the same collector: the returning-visitor scenario's requests
+ *   service, returning          the same collector: the returning-visitor scenario's requests, with
+ *                               client event ids as the browser tracker makes them (UUID version 7)
+ *   service, returning, random ids   the same with random client event ids (UUID version 4), as
+ *                               many other clients send them
  *   plain, first visit          a second collector with TRACK_ENRICH=no, the same first visit
  *                               without the client event id (so no duplicate check)
  *   plain, returning            that collector, returning visitors without client event ids
@@ -36,8 +39,8 @@ async function main(): Promise<number> {
     const bare = await startTarget.server('trust-bare', 'bench/bare-server.ts', {}, started);
     const targets: Target[] = [{ name: 'bare', child: bare, body: oneEvent(SOURCE), headers, answered: 0 }];
     for (const [label, enrich, ids] of [
-      ['service', 'yes', true],
-      ['plain', 'no', false],
+      ['service', 'yes', 'ordered'],
+      ['plain', 'no', 'none'],
     ] as const) {
       const env = {
         TRACK_DATA_DIR: join(dir, label),
@@ -47,7 +50,7 @@ async function main(): Promise<number> {
       };
       const child = await startTarget.service(`trust-${label}`, env, started, SOURCE);
       const visitors = await firstVisits(child, SOURCE, VISITORS, headers);
-      const first = ids ? oneTrackedEvent(SOURCE) : oneEvent(SOURCE);
+      const first = ids === 'ordered' ? oneTrackedEvent(SOURCE) : oneEvent(SOURCE);
       targets.push(
         { name: `${label}, first visit`, child, body: first, headers, answered: 0 },
         {
@@ -58,6 +61,10 @@ async function main(): Promise<number> {
           answered: 0,
         },
       );
+      if (ids === 'ordered') {
+        const body = returningVisit(SOURCE, visitors, 'random');
+        targets.push({ name: `${label}, returning, random ids`, child, body, headers, answered: 0 });
+      }
     }
     const rev = revision();
     console.log(`service at ${rev}; ${connections} connections, ${seconds} s per leg, ${rounds} rounds`);
@@ -66,9 +73,11 @@ async function main(): Promise<number> {
     const effect = {
       firstVisit: round2(ratio('service, first visit') / ratio('plain, first visit')),
       returning: round2(ratio('service, returning') / ratio('plain, returning')),
+      returningRandomIds: round2(ratio('service, returning, random ids') / ratio('plain, returning')),
     };
     console.log(
-      `\nwith ids and enrichment, of the figure without: first visit ${effect.firstVisit}, returning ${effect.returning}`,
+      `\nwith ids and enrichment, of the figure without: first visit ${effect.firstVisit}, returning ${effect.returning}` +
+        ` (${effect.returningRandomIds} with random ids)`,
     );
     if (wrong.length) {
       console.error(`\n${wrong.join('\n')}\nbench/results/trust-latest.json not written`);

@@ -139,8 +139,14 @@ addEventListener('load', function () { tracker.track('loaded', { n: 3 }); });</s
       // Each event has its own id and the time it was queued; the request the time it was sent.
       const ids = body.events.map((e: Json) => e.id as string);
       assert.equal(new Set(ids).size, 4);
+      // UUID version 7: the time it was made (to the millisecond) leads, so ids sort by time.
+      const madeAt = (id: string) => parseInt(id.replace('-', '').slice(0, 12), 16);
+      for (const id of [...ids, body.session.id as string]) {
+        assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        assert.ok(Math.abs(madeAt(id) - Date.now()) < 60_000, `${id} made now`);
+      }
       for (const e of body.events as Json[]) {
-        assert.match(e.id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        assert.ok(madeAt(e.id) <= Date.parse(e.timestamp), 'id made when queued');
         assert.ok(Date.parse(e.timestamp) <= Date.parse(body.sent_at), 'queued before sent');
       }
       assert.ok(Math.abs(Date.parse(body.sent_at) - Date.now()) < 60_000);
