@@ -81,6 +81,38 @@ for (const [name, make] of STORES) {
       assert.equal(await retention.pass(), 0, 'nothing left to delete');
     });
 
+    test("deleting a session's events leaves the time of its latest request", async (t) => {
+      const { config, cleanup } = await make();
+      t.after(cleanup);
+      const store = createStore(config);
+      await store.open();
+      t.after(() => store.close());
+      const [first, latest] = [ago(40), ago(35)];
+      const sessionEvent = (id: string, at: string) => event(id, { session: { id: 'kept-session' } }, at);
+      const record = {
+        id: 'kept-session',
+        profile: null,
+        metadata: { time: { insert: first, update: first } },
+        context: {},
+        properties: {},
+      };
+      await store.commit({ session: { record, expectVersion: null }, events: [sessionEvent('e1', first)] });
+      // A request that changes nothing of the session: only its events and its time are stored.
+      await store.commit({ touch: { id: 'kept-session', at: latest }, events: [sessionEvent('e2', latest)] });
+      assert.equal((await store.getSession('kept-session'))?.record.metadata.time.update, latest);
+
+      const retention = new EventRetention(
+        store,
+        { days: 30, batchEvents: 1, pauseMs: 1 },
+        () => new Date(NOW),
+      );
+      assert.equal(await retention.pass(), 2);
+      assert.deepEqual(await store.listEvents({ sessionId: 'kept-session' }, 10, null), []);
+      const session = await store.getSession('kept-session');
+      assert.equal(session?.record.metadata.time.update, latest);
+      assert.equal(session?.record.metadata.time.insert, first);
+    });
+
     test('stop ends a pass between two batches', async (t) => {
       const { config, cleanup } = await make();
       t.after(cleanup);

@@ -214,3 +214,15 @@ migrations.push(`
 migrations.push(`
   ALTER TABLE event_runs ADD COLUMN context TEXT;
 `);
+
+// The time of a session's latest request is also the insert time of its newest run that names the
+// session by seq (statements.ts: getSession), so that a request storing events for a session it
+// does not rewrite writes no session row at all (writes.ts). Runs of requests that do not count as
+// activity (saveSession: false) name the session by id only from now on. Deleting a run (retention)
+// keeps its time in `update_time`, so the session's latest request never moves back.
+migrations.push(`
+  CREATE TRIGGER event_runs_session_latest AFTER DELETE ON event_runs WHEN old.session_seq IS NOT NULL BEGIN
+    UPDATE sessions SET update_time = old.insert_time
+      WHERE seq = old.session_seq AND coalesce(update_time, '') < old.insert_time;
+  END;
+`);

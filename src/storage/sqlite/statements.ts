@@ -48,8 +48,17 @@ export function writeStatements(db: Database.Database) {
     getProfile: db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck(),
     profileExists: db.prepare('SELECT 1 FROM profiles WHERE id = ?').pluck(),
     aliasTarget: db.prepare('SELECT profile_id FROM profile_aliases WHERE alias = ?').pluck(),
-    getSession: db.prepare('SELECT doc, version, update_time FROM sessions WHERE id = ?').raw(),
-    // The latest request of a session whose record is not rewritten (answers its seq, for its runs).
+    // The time of the latest request that did not rewrite the record: `update_time`, or the insert
+    // time of the session's newest run when later (migrations.ts); '' when neither is set.
+    getSession: db
+      .prepare(
+        `SELECT doc, version, max(coalesce(update_time, ''),
+           coalesce((SELECT max(insert_time) FROM event_runs WHERE session_seq = sessions.seq), ''))
+         FROM sessions WHERE id = ?`,
+      )
+      .raw(),
+    // The latest request of a session whose record is not rewritten and that stores no event of it
+    // (answers its seq, for its runs).
     touchSession: db
       .prepare(
         "UPDATE sessions SET update_time = max(coalesce(update_time, ''), ?) WHERE id = ? RETURNING seq",

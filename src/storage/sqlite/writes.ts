@@ -138,7 +138,9 @@ export function prepareWrites(db: Database.Database) {
     }
     // No conflict from here on: the replayed record leaves the quarantine with this commit.
     if (replayOf !== null) rejected.claim.take(replayOf);
-    if (touch) {
+    // A run of the session stored at the request's time says when its latest request was (getSession
+    // reads it): the session's row is written only when no event of it is stored.
+    if (touch && !runs.some((run) => run[2] === touch[0] && run[0] >= touch[1])) {
       const seq = s.touchSession.get(touch[1], touch[0]) as number | undefined;
       if (seq !== undefined) written = { id: touch[0], seq };
     }
@@ -146,12 +148,17 @@ export function prepareWrites(db: Database.Database) {
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
     else if (text !== null) profiles.update(current!, text);
     for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob, runContext] of runs) {
+      // A run names its session by seq only when the request counts as the session's activity (it
+      // writes or touches the session): the newest such run is the session's latest request.
+      // Others (saveSession: false) keep only the session's id, as for a session not stored.
       const seq =
         sessionId === null
           ? null
           : sessionId === written?.id
             ? written.seq
-            : ((s.sessionSeq.get(sessionId) as number | undefined) ?? null);
+            : session !== null || touch !== null
+              ? ((s.sessionSeq.get(sessionId) as number | undefined) ?? null)
+              : null;
       s.insertRun.run(
         nextRun++,
         time,
