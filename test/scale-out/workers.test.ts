@@ -92,8 +92,15 @@ test('TRACK_WORKERS=2 with DATABASE_URL: two collector processes serve /track; o
     'a replacement worker',
     60_000,
   );
+  // A kept-alive connection to the killed worker fails the first fetch that reuses it: try again.
   await poll(
-    async () => (await fetch(`${base}/health`)).status,
+    async () => {
+      try {
+        return (await fetch(`${base}/health`)).status;
+      } catch (error) {
+        return String(error);
+      }
+    },
     (status) => status === 200,
     'health after the replacement',
   );
