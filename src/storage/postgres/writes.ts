@@ -11,7 +11,8 @@ import { attachIdentities } from './profiles.js';
 import type { ItemOutcome } from '../group-commit.js';
 import { causeOf, isConnectionLost, isRetryable, isUnavailable, translate } from './errors.js';
 import { docOf, SQL, storable, type DocRow } from './statements.js';
-import { documentColumns, planWriteSet, type WritePlan } from './write-set.js';
+import { documentColumns } from './rows.js';
+import { planWriteSet, type WritePlan } from './write-set.js';
 
 /** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
 const RETRIES = 3;
