@@ -69,10 +69,24 @@ function planChunk(entries: ChunkEntry[]): {
     values.push(storable(column));
     return `$${values.length}::${type}[]`;
   };
-  /** `unnest(…) AS t(…)` over the columns, each `[name, type, values]`, and their parameters. */
+  /**
+   * `… AS t` giving the columns as rows, each `[name, type, values]`, and the parameters of those
+   * sent as arrays. A jsonb column is sent as one JSON array instead (null where the row has none),
+   * each row taking its element: its documents cross as they are, where an array of texts would
+   * escape every quote on the way and unescape it on arrival.
+   */
   const unnest = (columns: Column[]) => {
-    const refs = columns.map(([, type, column]) => param(column, type));
-    return { refs, from: `unnest(${refs.join(', ')}) AS t(${columns.map(([name]) => name).join(', ')})` };
+    const arrays = columns.filter(([, type]) => type !== 'jsonb');
+    const refs = arrays.map(([, type, column]) => param(column, type));
+    const names = arrays.map(([name]) => name);
+    const docs = columns.filter(([, type]) => type === 'jsonb');
+    if (docs.length === 0) return { refs, from: `unnest(${refs.join(', ')}) AS t(${names.join(', ')})` };
+    const elements = docs.map(([name, , column]) => {
+      values.push(`[${column.map((doc) => doc ?? 'null').join(',')}]`);
+      return `NULLIF($${values.length}::jsonb -> (u.n - 1)::integer, 'null') AS ${name}`;
+    });
+    const from = `unnest(${refs.join(', ')}) WITH ORDINALITY AS u(${names.join(', ')}, n)`;
+    return { refs, from: `(SELECT u.*, ${elements.join(', ')} FROM ${from}) AS t` };
   };
   const rows = (columns: Column[]) => unnest(columns).from;
   const slotOf = new Map(entries.map((e, slot) => [e, slot]));
