@@ -75,14 +75,22 @@ export class BatchWrites {
   private batchTransaction(items: WriteSet[], isolated: boolean): Promise<ItemOutcome<CommitResult>[]> {
     return this.transaction(async (client) => {
       const profiles = await this.lockProfiles(client, items);
-      await this.touchSessions(client, items);
+      // Answered in the round trip of the first write: when it fails, so do the writes after it.
+      const touched = this.touchSessions(client, items);
+      touched.catch(() => undefined);
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       let next = 0;
-      while (next < items.length) {
-        next = hasIdentities(items[next]!)
-          ? await this.writeWithIdentities(client, items, next, profiles, outcomes)
-          : await this.writeChunk(client, items, next, profiles, outcomes, isolated);
+      try {
+        while (next < items.length) {
+          next = hasIdentities(items[next]!)
+            ? await this.writeWithIdentities(client, items, next, profiles, outcomes)
+            : await this.writeChunk(client, items, next, profiles, outcomes, isolated);
+        }
+      } catch (error) {
+        await touched; // a failed touch is the cause: its error (a deadlock is retried)
+        throw error;
       }
+      await touched;
       return outcomes;
     });
   }
@@ -134,9 +142,7 @@ export class BatchWrites {
     }
     if (latest.size === 0) return;
     const ids = [...latest.keys()].map(storable);
-    const lock = client.query({ ...SQL.lockTouchedSessions, values: [ids] });
-    const touch = client.query({ ...SQL.touchSessions, values: [ids, [...latest.values()]] });
-    await Promise.all([lock, touch]);
+    await client.query({ ...SQL.touchSessions, values: [ids, [...latest.values()]] });
   }
 
   /**
