@@ -11,7 +11,7 @@ import { profileOf } from '../../model/profiles.js';
 import type { IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
-import { documentColumns } from './write-set.js';
+import { documentColumns } from './rows.js';
 
 type Client = pg.PoolClient;
 

@@ -59,15 +59,13 @@ export const SQL = {
     text: 'SELECT id, doc, raw, version, update_time FROM sessions WHERE id = ANY($1::text[])',
   },
   // The sessions a batch uses without rewriting them, locked in id order (as profiles are, so that
-  // batches of several processes cannot deadlock on them), then given the time of their latest request.
-  lockTouchedSessions: {
-    name: 'lock-touched-sessions',
-    text: 'SELECT id FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-  },
+  // batches of several processes cannot deadlock on them: a row is updated only once `locked` holds
+  // it), then given the time of their latest request.
   touchSessions: {
     name: 'touch-sessions',
-    text: `UPDATE sessions s SET update_time = t.at FROM unnest($1::text[], $2::timestamptz[]) AS t(id, at)
-      WHERE s.id = t.id AND (s.update_time IS NULL OR s.update_time < t.at)`,
+    text: `WITH locked AS MATERIALIZED (SELECT id FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE)
+      UPDATE sessions s SET update_time = t.at FROM unnest($1::text[], $2::timestamptz[]) AS t(id, at)
+      WHERE s.id = t.id AND s.id IN (SELECT id FROM locked) AND (s.update_time IS NULL OR s.update_time < t.at)`,
   },
   // A merged profile's id is an alias: it answers the survivor.
   getProfiles: {

@@ -43,7 +43,7 @@ import { ChangeFeed } from './notify.js';
 import { listEvents, listRejected } from './reads.js';
 import { countEvents, type CountQuery } from './event-counts.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
-import { documentColumns as columns } from './write-set.js';
+import { documentColumns as columns } from './rows.js';
 import { BatchWrites } from './writes.js';
 import { eraseProfile } from './profiles.js';
 import { profileOf } from '../../model/profiles.js';

@@ -1,6 +1,7 @@
 /**
  * The batch-write engine of the PostgreSQL store: group commit of many requests' write sets in one
- * transaction, each isolated in a savepoint, sent pipelined on one connection.
+ * transaction, written by one statement per chunk (or, after a failure, each in a savepoint), sent
+ * pipelined on one connection.
  * One file because the batch, its chunks and the retries share one transaction's state.
  */
 import type pg from 'pg';
@@ -11,7 +12,10 @@ import { attachIdentities } from './profiles.js';
 import type { ItemOutcome } from '../group-commit.js';
 import { causeOf, isConnectionLost, isRetryable, isUnavailable, translate } from './errors.js';
 import { docOf, SQL, storable, type DocRow } from './statements.js';
-import { documentColumns, planWriteSet, type WritePlan } from './write-set.js';
+import { documentColumns } from './rows.js';
+import { planProfile, type ProfilePlan } from './profile-plan.js';
+import { writeChunk as writeMany, type ChunkEntry } from './write-chunk.js';
+import { planWriteSet, type WritePlan } from './write-set.js';
 
 /** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
 const RETRIES = 3;
@@ -71,14 +75,22 @@ export class BatchWrites {
   private batchTransaction(items: WriteSet[], isolated: boolean): Promise<ItemOutcome<CommitResult>[]> {
     return this.transaction(async (client) => {
       const profiles = await this.lockProfiles(client, items);
-      await this.touchSessions(client, items);
+      // Answered in the round trip of the first write: when it fails, so do the writes after it.
+      const touched = this.touchSessions(client, items);
+      touched.catch(() => undefined);
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       let next = 0;
-      while (next < items.length) {
-        next = hasIdentities(items[next]!)
-          ? await this.writeWithIdentities(client, items, next, profiles, outcomes)
-          : await this.writeChunk(client, items, next, profiles, outcomes, isolated);
+      try {
+        while (next < items.length) {
+          next = hasIdentities(items[next]!)
+            ? await this.writeWithIdentities(client, items, next, profiles, outcomes)
+            : await this.writeChunk(client, items, next, profiles, outcomes, isolated);
+        }
+      } catch (error) {
+        await touched; // a failed touch is the cause: its error (a deadlock is retried)
+        throw error;
       }
+      await touched;
       return outcomes;
     });
   }
@@ -130,19 +142,20 @@ export class BatchWrites {
     }
     if (latest.size === 0) return;
     const ids = [...latest.keys()].map(storable);
-    const lock = client.query({ ...SQL.lockTouchedSessions, values: [ids] });
-    const touch = client.query({ ...SQL.touchSessions, values: [ids, [...latest.values()]] });
-    await Promise.all([lock, touch]);
+    await client.query({ ...SQL.touchSessions, values: [ids, [...latest.values()]] });
   }
 
   /**
-   * Writes the write sets from `start` on, each between SAVEPOINT and RELEASE, sending them all at
-   * once (the connection pipelines them: one round trip for the lot). The chunk stops before a write
-   * set whose profile an earlier one of the chunk creates or changes, since it must see that write
-   * set's outcome, and before one that attaches identities (written alone). When a statement fails,
-   * the server ignores what follows until ROLLBACK TO SAVEPOINT: that write set gets the error and
-   * the ones after it are sent again. `profiles` holds the current documents of the locked profiles
-   * and takes the changes of each write set kept. Returns the index of the first write set not done.
+   * Writes the write sets from `start` on, sending them all at once (the connection pipelines them:
+   * one round trip for the lot). In a batch without savepoints, the write sets are written by one
+   * statement for the chunk (write-chunk.ts), except replays, which keep a statement each
+   * (write-set.ts); in an isolated batch, each write set has its statement between SAVEPOINT and
+   * RELEASE. The chunk stops before a write set whose profile or session an earlier one of the
+   * chunk writes, since it must see that write set's outcome, and before one that attaches
+   * identities (written alone). When an isolated statement fails, the server ignores what follows
+   * until ROLLBACK TO SAVEPOINT: that write set gets the error and the ones after it are sent again.
+   * `profiles` holds the current documents of the locked profiles and takes the changes of each
+   * write set kept. Returns the index of the first write set not done.
    */
   private async writeChunk(
     client: pg.PoolClient,
@@ -153,6 +166,8 @@ export class BatchWrites {
     isolated: boolean,
   ): Promise<number> {
     const touched = new Set<string>();
+    const sessions = new Set<string>();
+    const batched: (ChunkEntry & { index: number })[] = [];
     const planned: { index: number; plan: Planned }[] = [];
     let end = start;
     for (; end < items.length; end++) {
@@ -163,10 +178,26 @@ export class BatchWrites {
         if (touched.has(profileId)) break;
         touched.add(profileId);
       }
-      const plan = planWriteSet(ws, (id) => profiles.get(id) ?? null);
+      // Two writes of one session in one statement would not see each other.
+      const sessionId = ws.session?.record.id;
+      if (sessionId !== undefined) {
+        if (sessions.has(sessionId)) break;
+        sessions.add(sessionId);
+      }
+      const current = (id: string) => profiles.get(id) ?? null;
+      if (!isolated && ws.replayOf === undefined) {
+        const plan = planProfile(ws, current);
+        if ('conflict' in plan) outcomes[end] = { ok: true, value: { ok: false, conflict: plan.conflict } };
+        else batched.push({ index: end, ws, plan });
+        continue;
+      }
+      const plan = planWriteSet(ws, current);
       if ('conflict' in plan) outcomes[end] = { ok: true, value: { ok: false, conflict: plan.conflict } };
       else planned.push({ index: end, plan });
     }
+    // Sent first, in the same round trip as the statements of the write sets written one by one.
+    const chunk = batched.length > 0 ? writeMany(client, batched) : Promise.resolve([]);
+    chunk.catch(() => undefined);
     const write = (statement: Planned['statement']) =>
       client.query<WriteAnswer>({ ...statement, values: statement.values.map(storable) });
     const sent = planned.map(({ plan: { statement } }) =>
@@ -178,10 +209,21 @@ export class BatchWrites {
           ])
         : Promise.allSettled([write(statement)]),
     );
-    const results = await Promise.all(sent);
+    const [written, results] = await Promise.all([Promise.allSettled([chunk]), Promise.all(sent)]);
     if (!isolated) {
-      const failed = results.flat().find(rejected);
+      const failed = [...written, ...results.flat()].find(rejected);
       if (failed) throw isConnectionLost(failed.reason) ? failed.reason : new WriteSetFailed(failed.reason);
+    }
+    const chunkOutcomes = written[0]!.status === 'fulfilled' ? written[0]!.value : [];
+    for (let k = 0; k < batched.length; k++) {
+      const { index, plan } = batched[k]!;
+      const outcome = chunkOutcomes[k]!;
+      if ('conflict' in outcome) {
+        outcomes[index] = { ok: true, value: { ok: false, conflict: outcome.conflict } };
+        continue;
+      }
+      const value = this.kept(plan, outcome.duplicates, profiles);
+      outcomes[index] = { ok: true, value: await this.correct(client, plan, value, profiles) };
     }
     for (let k = 0; k < planned.length; k++) {
       const { index, plan } = planned[k]!;
@@ -212,9 +254,13 @@ export class BatchWrites {
     if (answer?.replayed === false) return { ok: false as const, conflict: 'rejected' as const };
     if (answer?.profile_ok === false) return { ok: false as const, conflict: 'profile' as const };
     if (answer?.written !== true) return { ok: false as const, conflict: 'session' as const };
+    return this.kept(plan, plan.keyed ? (answer.duplicates ?? []) : [], profiles);
+  }
+
+  /** A write set written, with the profile it leaves and the ids of its events that were duplicates. */
+  private kept(plan: ProfilePlan, duplicates: string[], profiles: Map<string, ProfileRecord>): Committed {
     if (plan.profile) profiles.set(plan.profile.id, plan.profile);
-    const duplicates = plan.keyed ? (answer.duplicates ?? []) : [];
-    const committed: Committed = {
+    return {
       ok: true,
       profile: plan.profile,
       profileChanged: plan.changed,
@@ -222,7 +268,6 @@ export class BatchWrites {
       notes: [],
       duplicates,
     };
-    return committed;
   }
 
   /**
@@ -231,7 +276,7 @@ export class BatchWrites {
    */
   private async correct(
     client: pg.PoolClient,
-    plan: Planned,
+    plan: ProfilePlan,
     committed: Committed,
     profiles: Map<string, ProfileRecord>,
   ): Promise<Committed> {
@@ -297,7 +342,7 @@ export class BatchWrites {
 
 type Planned = Extract<WritePlan, { statement: unknown }>;
 
-const rejected = <T>(step: PromiseSettledResult<T>): step is PromiseRejectedResult =>
+const rejected = (step: PromiseSettledResult<unknown>): step is PromiseRejectedResult =>
   step.status === 'rejected';
 
 /** A write set's statement failed in a batch written without savepoints: the batch is written again. */

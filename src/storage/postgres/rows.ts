@@ -1,0 +1,75 @@
+/** The column values the write statements send: documents and events. */
+import type { EventRecord } from '../../model/records.js';
+import { offBand } from '../event-band.js';
+
+/**
+ * jsonb cannot hold U+0000 or a lone surrogate. JSON.stringify writes both as `\u` escapes (and every
+ * other character as itself), so this finds the documents to keep in the `json` column instead; a
+ * literal backslash followed by such text matches too, which only costs the jsonb form.
+ */
+const NOT_FOR_JSONB = /\\u(?:0000|d[89a-f])/i;
+
+/** The `[doc, raw]` column values of a document: exactly one is set. */
+export function documentColumns(value: unknown): [string | null, string | null] {
+  return textColumns(JSON.stringify(value));
+}
+
+/** The `[doc, raw]` column values of a document's JSON text. */
+export function textColumns(text: string): [string | null, string | null] {
+  return NOT_FOR_JSONB.test(text) ? [null, text] : [text, null];
+}
+
+/** The columns of `events` a write fills, in the order of `eventRow`, and their types. */
+export const EVENT_COLUMNS = [
+  'id',
+  'insert_time',
+  'type',
+  'source_id',
+  'session_id',
+  'profile_id',
+  'client_id',
+  'create_time',
+  'off_band',
+  'doc',
+  'raw',
+];
+export const EVENT_TYPES = [
+  'text',
+  'timestamptz',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'timestamptz',
+  'boolean',
+  'jsonb',
+  'json',
+];
+
+/** An event's values for EVENT_COLUMNS. */
+export function eventRow(e: EventRecord): unknown[] {
+  return [
+    e.id,
+    e.metadata.time.insert,
+    e.type,
+    e.source.id,
+    e.session?.id ?? null,
+    e.profile?.id ?? null,
+    e.metadata.client_id ?? null,
+    e.metadata.time.create ?? e.metadata.time.insert,
+    offBand(e),
+    ...documentColumns(e),
+  ];
+}
+
+/**
+ * By client id (events without one first), each client id's first event first. Client ids are
+ * inserted in this order everywhere, so that two transactions inserting the same ids wait for each
+ * other in the same direction instead of deadlocking.
+ */
+export function byClientId(a: EventRecord, b: EventRecord): number {
+  const x = a.metadata.client_id ?? '';
+  const y = b.metadata.client_id ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+}

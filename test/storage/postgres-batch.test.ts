@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import type { CommitResult, EventRecord, WriteSet } from '../../src/model/records.js';
+import { newProfile } from '../../src/model/profiles.js';
+import { testSchema, usePostgres, openedStore } from '../support/postgres.js';
+import { at, event, session, withContexts } from './contract.js';
+
+usePostgres();
+
+/**
+ * Write sets committed together share one statement per kind of write (docs/architecture.md#the-write-path):
+ * each one's conflicts and duplicates are its own, and a conflict writes nothing of it.
+ */
+
+function keyed(id: string, clientId: string, overrides: Partial<EventRecord> = {}): EventRecord {
+  const e = event(id, overrides);
+  e.metadata.client_id = clientId;
+  return e;
+}
+
+function ok(result: CommitResult | undefined): asserts result is Extract<CommitResult, { ok: true }> {
+  assert.equal(result?.ok, true, JSON.stringify(result));
+}
+
+test('one batch of many shapes: each write set committed or in conflict alone', async (t) => {
+  const url = await testSchema();
+  const store = await openedStore(t, url);
+  const blob = { page: { url: 'https://example.com/' }, blob: 'b'.repeat(5_000) };
+  // Stored before: a profile, sessions at version 1, an event with a client id.
+  for (const id of ['known', 'known2']) {
+    ok(await store.commit({ profile: { op: 'create', record: newProfile(id, at(0)) }, events: [] }));
+  }
+  for (const id of ['old', 'old2', 'old3', 'old4']) {
+    ok(await store.commit({ session: { record: session(id, 'known'), expectVersion: null }, events: [] }));
+  }
+  ok(await store.commit({ events: [keyed('stored', 'key-stored')] }));
+
+  const shapes: [string, WriteSet][] = [
+    [
+      'first visit',
+      {
+        session: { record: session('new1', 'p1'), expectVersion: null },
+        profile: { op: 'create', record: newProfile('p1', at(1)) },
+        events: [event('e1', { session: { id: 'new1' }, profile: { id: 'p1' } })],
+      },
+    ],
+    [
+      'first visit of a stored session',
+      {
+        session: { record: session('old', 'p2'), expectVersion: null },
+        profile: { op: 'create', record: newProfile('p2', at(1)) },
+        events: [event('e2', { session: { id: 'old' }, profile: { id: 'p2' } })],
+      },
+    ],
+    [
+      'returning visitor',
+      {
+        touch: { id: 'old', at: at(5) },
+        profile: { op: 'keep', id: 'known' },
+        events: [
+          keyed('k1', 'key-stored', { profile: { id: 'known' } }),
+          keyed('k2', 'key-fresh', { profile: { id: 'known' } }),
+        ],
+      },
+    ],
+    [
+      'profile gone',
+      { profile: { op: 'keep', id: 'gone' }, events: [event('e4', { profile: { id: 'gone' } })] },
+    ],
+    [
+      'session at its version',
+      { session: { record: session('old2', 'known', at(2)), expectVersion: 1 }, events: [event('e5')] },
+    ],
+    [
+      'session at another version',
+      { session: { record: session('old3', 'known', at(2)), expectVersion: 5 }, events: [event('e6')] },
+    ],
+    [
+      'new session of a known profile',
+      {
+        session: { record: session('new9', 'known2'), expectVersion: null },
+        profile: { op: 'visit', id: 'known2', at: at(9) },
+        events: [event('e9', { session: { id: 'new9' }, profile: { id: 'known2' } })],
+      },
+    ],
+    ['later client id of the batch', { events: [keyed('k3', 'key-fresh'), event('e7')] }],
+    [
+      'context kept once',
+      {
+        ...withContexts([event('c1'), event('c2'), event('c3')], blob),
+        session: { record: session('new8', null), expectVersion: null },
+      },
+    ],
+    [
+      'context kept once, session conflict',
+      {
+        ...withContexts([event('d1'), event('d2')], blob),
+        session: { record: session('old4', null), expectVersion: null },
+      },
+    ],
+    [
+      'context kept once, every event a duplicate',
+      withContexts([keyed('x1', 'key-stored'), keyed('x2', 'key-stored')], blob),
+    ],
+  ];
+  // Submitted in one turn of the event loop: one batch.
+  const results = await Promise.all(shapes.map(([, ws]) => store.commit(ws)));
+  const outcome = (name: string) => results[shapes.findIndex(([n]) => n === name)]!;
+  const conflict = (name: string) => {
+    const r = outcome(name);
+    return r.ok ? null : r.conflict;
+  };
+
+  ok(outcome('first visit'));
+  assert.equal(conflict('first visit of a stored session'), 'session');
+  const returning = outcome('returning visitor');
+  ok(returning);
+  assert.deepEqual(returning.duplicates, ['k1']);
+  assert.equal(conflict('profile gone'), 'profile');
+  ok(outcome('session at its version'));
+  const visit = outcome('new session of a known profile');
+  ok(visit);
+  assert.equal(visit.profile?.stats.visits, 2);
+  assert.equal((await store.getProfile('known2'))?.stats.visits, 2);
+  assert.equal(conflict('session at another version'), 'session');
+  const later = outcome('later client id of the batch');
+  ok(later);
+  assert.deepEqual(later.duplicates, ['k3']);
+  ok(outcome('context kept once'));
+  assert.equal(conflict('context kept once, session conflict'), 'session');
+  const allDuplicates = outcome('context kept once, every event a duplicate');
+  ok(allDuplicates);
+  assert.deepEqual(allDuplicates.duplicates, ['x1', 'x2']);
+
+  const stored = (await store.listEvents({}, 100, null)).map((e) => e.id).sort();
+  assert.deepEqual(stored, ['c1', 'c2', 'c3', 'e1', 'e5', 'e7', 'e9', 'k2', 'stored']);
+  assert.ok(await store.getProfile('p1'));
+  assert.equal(await store.getProfile('p2'), null);
+  assert.equal((await store.getSession('old'))?.record.profile?.id, 'known');
+  assert.equal((await store.getSession('old2'))?.version, 2);
+  assert.equal((await store.getSession('old3'))?.version, 1);
+  assert.equal((await store.getSession('old4'))?.version, 1);
+  assert.equal((await store.getSession('new8'))?.version, 1);
+  for (const id of ['c1', 'c2', 'c3']) assert.deepEqual((await store.getEvent(id))?.context, blob, id);
+
+  const client = new pg.Client(url);
+  await client.connect();
+  t.after(() => client.end());
+  const { rows } = await client.query<{ id: string }>('SELECT id FROM event_contexts');
+  assert.deepEqual(
+    rows.map((r) => r.id),
+    ['c1'],
+  );
+});
