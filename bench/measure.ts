@@ -4,6 +4,7 @@
  * service acknowledged goes into the ledger of the stored-count check.
  */
 import { legLine, runLeg, type Leg, type Target, type Workload } from './leg.js';
+import { settle } from './settle.js';
 import { fmt } from './numbers.js';
 import type { Child } from './processes.js';
 import type { Window } from './profile.js';
@@ -81,6 +82,7 @@ export async function measureScenario(
     const byTarget: Record<Target, Leg[]> = { service: [], bare: [] };
     for (let round = 1; round <= plan.rounds; round++) {
       for (const [target, child] of targets) {
+        await settle(targets.map(([, c]) => c.pid));
         const { leg, window } = await runLeg(work, child, target, round, plan.connections, plan.duration);
         measured.legs.push(leg);
         byTarget[target].push(leg);

@@ -8,6 +8,7 @@
 import { cpuMeter, type LegCpu } from './cpu.js';
 import { load } from './load.js';
 import { mean, round2 } from './numbers.js';
+import { settle } from './settle.js';
 import {
   createSource,
   gone,
@@ -90,6 +91,7 @@ export async function driveTargets(targets: Target[], { seconds, rounds, connect
   for (let round = 1; round <= rounds; round++) {
     const turn = (round - 1) % targets.length;
     for (const t of [...targets.slice(turn), ...targets.slice(0, turn)]) {
+      await settle([...new Set(targets.map((target) => target.child.pid))]);
       const cpu = cpuMeter(withDescendants(t.child.pid));
       const database = databaseCpu ? cpuMeter(databaseCpu) : null;
       const result = await drive(t, seconds);
