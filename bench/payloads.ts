@@ -114,15 +114,15 @@ const clientId = (ids: ClientIds) =>
 
 /**
  * The first visit of `oneEvent` with what the browser tracker adds to every event: a client event id
- * (a UUID version 7) and the `timestamp` it was queued at, and `sent_at`.
+ * (a UUID version 7, or see ClientIds) and the `timestamp` it was queued at, and `sent_at`.
  */
-export function oneTrackedEvent(sourceId: string): () => string {
+export function oneTrackedEvent(sourceId: string, ids: ClientIds = 'ordered'): () => string {
   const body = oneEvent(sourceId);
   return () => {
     const now = new Date().toISOString();
     return body().replace(
       '"events":[{',
-      `"sent_at":"${now}","events":[{${clientId('ordered')}"timestamp":"${now}",`,
+      `"sent_at":"${now}","events":[{${clientId(ids)}"timestamp":"${now}",`,
     );
   };
 }

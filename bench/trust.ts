@@ -10,7 +10,7 @@
  *   service, returning, random ids   the same with random client event ids (UUID version 4), as
  *                               many other clients send them
  *   plain, first visit          a second collector with TRACK_ENRICH=no, the same first visit
- *                               without the client event id (so no duplicate check)
+ *                               without the client event id (so no duplicate check), with its times
  *   plain, returning            that collector, returning visitors without client event ids
  * and prints the ratios of each pair. Embedded store, fresh data folders. Writes
  * bench/results/trust-latest.json. See bench/README.md.
@@ -50,7 +50,7 @@ async function main(): Promise<number> {
       };
       const child = await startTarget.service(`trust-${label}`, env, started, SOURCE);
       const visitors = await firstVisits(child, SOURCE, VISITORS, headers);
-      const first = ids === 'ordered' ? oneTrackedEvent(SOURCE) : oneEvent(SOURCE);
+      const first = oneTrackedEvent(SOURCE, ids);
       targets.push(
         { name: `${label}, first visit`, child, body: first, headers, answered: 0 },
         {
