@@ -48,3 +48,14 @@ test('parseTime reads RFC 3339 date-times with an offset, in years 0001 to 9999'
     assert.equal(parseTime(bad), null, bad);
   }
 });
+
+test('parseTime answers the same read again, whatever came between (its recent answers are kept)', () => {
+  const times = Array.from({ length: 10 }, (_, i) => `2026-11-2${i}T00:00:00.00${i}Z`);
+  for (let round = 0; round < 3; round++) {
+    for (const [i, text] of times.entries()) {
+      assert.equal(parseTime(text), Date.parse(`2026-11-2${i}T00:00:00.00${i}Z`), text);
+      assert.equal(parseTime(text), Date.parse(text), `${text} again`);
+      assert.equal(parseTime(`${text.slice(0, 5)}13${text.slice(7)}`), null, 'month 13');
+    }
+  }
+});
