@@ -88,13 +88,15 @@ function enrichNewSession(
   const fields = deps.enricher.session(request.userAgent, request.ip);
   if (!fields) return identity;
   const session = { ...identity.session, ...fields };
-  const { device, os, app } = fields;
-  trace.log(
-    'info',
-    'enrichment',
-    `session ${session.id}: ${device.type}, ${os.name ?? 'unknown system'}, ${app.name ?? 'unknown app'}, country ${device.geo.country.code ?? 'unknown'}`,
-  );
-  trace.step('enrichment');
+  if (trace.enabled) {
+    const { device, os, app } = fields;
+    trace.log(
+      'info',
+      'enrichment',
+      `session ${session.id}: ${device.type}, ${os.name ?? 'unknown system'}, ${app.name ?? 'unknown app'}, country ${device.geo.country.code ?? 'unknown'}`,
+    );
+    trace.step('enrichment');
+  }
   return { ...identity, session, sessionWrite: { ...write, record: session } };
 }
 
