@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { anonymizeAddress, publicAddress } from '../../src/domain/enrichment/address.js';
 import { USER_AGENT_READ, UserAgents } from '../../src/domain/enrichment/user-agent.js';
+import { Enricher } from '../../src/domain/enrichment/enricher.js';
 import { MAX_TIME_MS, MIN_TIME_MS, parseTime } from '../../src/model/time.js';
 
 test('the User-Agent cache keeps at most its size, whatever is sent', () => {
@@ -58,4 +59,23 @@ test('parseTime answers the same read again, whatever came between (its recent a
       assert.equal(parseTime(`${text.slice(0, 5)}13${text.slice(7)}`), null, 'month 13');
     }
   }
+});
+
+test('sessions of one User-Agent and country share one frozen value; other countries get their own', () => {
+  const enricher = new Enricher({ enrich: true, bots: 'tag', anonymize: false });
+  const agent =
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+  const a = enricher.session(agent, '127.0.0.1')!;
+  const b = enricher.session(agent, '10.0.0.1')!;
+  assert.equal(a, b, 'both without a country');
+  assert.ok(Object.isFrozen(a) && Object.isFrozen(a.device.geo.country) && Object.isFrozen(a.os));
+  assert.equal(a.device.type, 'desktop');
+  assert.equal(a.app.name, 'Chrome');
+  const other = enricher.session(agent, '8.8.8.8')!;
+  assert.notEqual(other.device.geo.country.code, null);
+  assert.deepEqual({ ...other, device: a.device }, a);
+  assert.equal(
+    new Enricher({ enrich: false, bots: 'tag', anonymize: false }).session(agent, '8.8.8.8'),
+    null,
+  );
 });
