@@ -1,7 +1,7 @@
 import type { SessionEnrichment } from '../../model/records.js';
 import { anonymizeAddress } from './address.js';
 import { CountryLookup } from './country.js';
-import { UserAgents } from './user-agent.js';
+import { UserAgents, type UserAgentInfo } from './user-agent.js';
 
 export interface EnrichmentSettings {
   /** Give new sessions their device, OS, browser and country. */
@@ -24,7 +24,7 @@ export class Enricher {
   private readonly agents = new UserAgents();
   private readonly countries: CountryLookup | null;
   /** Per parsed User-Agent (gone with it from the parser's bounded cache), per country code. */
-  private readonly shared = new WeakMap<object, Map<string | null, SessionEnrichment>>();
+  private readonly shared = new WeakMap<UserAgentInfo, Map<string | null, SessionEnrichment>>();
 
   constructor(readonly settings: EnrichmentSettings) {
     this.countries = settings.enrich ? new CountryLookup() : null;

@@ -19,33 +19,22 @@ export function textColumns(text: string): [string | null, string | null] {
   return NOT_FOR_JSONB.test(text) ? [null, text] : [text, null];
 }
 
-/** The columns of `events` a write fills, in the order of `eventRow`, and their types. */
-export const EVENT_COLUMNS = [
-  'id',
-  'insert_time',
-  'type',
-  'source_id',
-  'session_id',
-  'profile_id',
-  'client_id',
-  'create_time',
-  'off_band',
-  'doc',
-  'raw',
-];
-export const EVENT_TYPES = [
-  'text',
-  'timestamptz',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'timestamptz',
-  'boolean',
-  'jsonb',
-  'json',
-];
+/** The columns of `events` a write fills, in the order of `eventRow`, with their types. */
+const EVENT_FIELDS = [
+  ['id', 'text'],
+  ['insert_time', 'timestamptz'],
+  ['type', 'text'],
+  ['source_id', 'text'],
+  ['session_id', 'text'],
+  ['profile_id', 'text'],
+  ['client_id', 'text'],
+  ['create_time', 'timestamptz'],
+  ['off_band', 'boolean'],
+  ['doc', 'jsonb'],
+  ['raw', 'json'],
+] as const;
+export const EVENT_COLUMNS: string[] = EVENT_FIELDS.map(([name]) => name);
+export const EVENT_TYPES: string[] = EVENT_FIELDS.map(([, type]) => type);
 
 /** An event's values for EVENT_COLUMNS. */
 export function eventRow(e: EventRecord): unknown[] {
@@ -69,7 +58,10 @@ export function eventRow(e: EventRecord): unknown[] {
  * other in the same direction instead of deadlocking.
  */
 export function byClientId(a: EventRecord, b: EventRecord): number {
-  const x = a.metadata.client_id ?? '';
-  const y = b.metadata.client_id ?? '';
+  return compareClientIds(a.metadata.client_id ?? '', b.metadata.client_id ?? '');
+}
+
+/** The order of byClientId, on the client ids themselves. */
+export function compareClientIds(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }

@@ -9,7 +9,15 @@ import type pg from 'pg';
 import type { EventRecord, WriteSet } from '../../model/records.js';
 import { shareContext } from '../contexts.js';
 import type { ProfilePlan } from './profile-plan.js';
-import { byClientId, documentColumns, EVENT_COLUMNS, EVENT_TYPES, eventRow, textColumns } from './rows.js';
+import {
+  byClientId,
+  compareClientIds,
+  documentColumns,
+  EVENT_COLUMNS,
+  EVENT_TYPES,
+  eventRow,
+  textColumns,
+} from './rows.js';
 import { storable } from './statements.js';
 
 export interface ChunkEntry {
@@ -208,11 +216,7 @@ function planChunk(entries: ChunkEntry[]): {
     shape.push('ek');
     const clientId = 1 + EVENT_COLUMNS.indexOf('client_id');
     // Stable: of one client id, the event of the earlier write set, or earlier in it, comes first.
-    keyed.sort((a, b) => {
-      const x = a[clientId] as string;
-      const y = b[clientId] as string;
-      return x < y ? -1 : x > y ? 1 : 0;
-    });
+    keyed.sort((a, b) => compareClientIds(a[clientId] as string, b[clientId] as string));
     parts.push(
       `ek AS (${insert} FROM ${eventRows(keyed)} WHERE ${gate} ON CONFLICT (client_id, source_id) WHERE client_id IS NOT NULL DO NOTHING RETURNING id${withContexts ? ', context_id' : ''})`,
     );
