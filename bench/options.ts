@@ -127,10 +127,25 @@ function legsOf(values: { duration: string; rounds: string; connections: string 
   };
 }
 
-/** `--duration`, `--rounds` and `--connections` alone (`npm run bench:trust`, `bench:delivery`). */
+/** `--duration`, `--rounds` and `--connections` alone (`npm run bench:delivery`). */
 export function legOptions(args = process.argv.slice(2)): LegOptions {
   const { values } = parseArgs({ args, options: LEG_OPTIONS, strict: true });
   return legsOf(values);
+}
+
+export interface TrustOptions extends LegOptions {
+  /** Runs, each with fresh processes and data folders. */
+  runs: number;
+}
+
+/** The options of `npm run bench:trust`: those of the legs and `--runs`. */
+export function trustOptions(args = process.argv.slice(2)): TrustOptions {
+  const { values } = parseArgs({
+    args,
+    options: { ...LEG_OPTIONS, runs: { type: 'string', default: '1' } },
+    strict: true,
+  });
+  return { ...legsOf(values), runs: Math.round(numberOption('runs', values.runs, 1)) };
 }
 
 export interface FloorOptions extends LegOptions {
