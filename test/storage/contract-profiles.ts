@@ -165,7 +165,8 @@ export function profileContract(h: ProfileContractHelpers): void {
           id: 'b',
           change: change(at(300), identify('phone', '1'), identify('email', 'x@y')),
         },
-        events: [event('e-b2', { profile: { id: 'b' } })],
+        // Data that looks like the profile's reference is the client's, and stays as sent.
+        events: [event('e-b2', { profile: { id: 'b' }, properties: { profile: { id: 'b' } } })],
       }),
     );
     assert.deepEqual(merging.merges, [{ merged: 'b', into: 'a' }]);
@@ -185,6 +186,7 @@ export function profileContract(h: ProfileContractHelpers): void {
     assert.equal((await store.findProfileByIdentity({ type: 'phone', value: '1' }))?.id, 'a');
     assert.equal((await store.getSession('s-b'))?.record.profile?.id, 'a');
     for (const id of ['e-b', 'e-b2']) assert.deepEqual((await store.getEvent(id))?.profile, { id: 'a' });
+    assert.deepEqual((await store.getEvent('e-b2'))?.properties, { profile: { id: 'b' } });
     assert.deepEqual((await store.listEvents({ profileId: 'a' }, 10, null)).map((e) => e.id).sort(), [
       'e-a',
       'e-b',

@@ -236,7 +236,7 @@ describe('postgres: npm run migrate', () => {
 });
 
 describe('postgres: storage forms and indexes', () => {
-  test('documents are jsonb, except those jsonb cannot hold; event types and rules are json text', async (t) => {
+  test('documents are written as json text, U+0000 included; event types and rules are json text', async (t) => {
     const url = await testSchema();
     const store = await openedStore(t, url);
     committed(
@@ -248,8 +248,9 @@ describe('postgres: storage forms and indexes', () => {
     );
     assert.deepEqual(rows, [
       { id: 'nul', doc: false, raw: true },
-      { id: 'plain', doc: true, raw: false },
+      { id: 'plain', doc: false, raw: true },
     ]);
+    assert.deepEqual((await store.getEvent('nul'))?.properties, { s: 'a\u0000' });
     const types = await sql<{ table_name: string; column_name: string; data_type: string }>(
       url,
       `SELECT table_name, column_name, data_type FROM information_schema.columns
@@ -264,6 +265,51 @@ describe('postgres: storage forms and indexes', () => {
           : 'jsonb';
       assert.equal(row.data_type, expected, `${row.table_name}.${row.column_name}`);
     }
+  });
+
+  test('jsonb documents of earlier versions are read, replaced when written, moved by merges', async (t) => {
+    const url = await testSchema();
+    const store = await openedStore(t, url);
+    for (const id of ['a', 'b']) {
+      committed(
+        await store.commit({
+          session: { record: session(`s-${id}`, id), expectVersion: null },
+          profile: { op: 'create', record: newProfile(id, at(0)) },
+          events: [
+            event(`e-${id}`, {
+              session: { id: `s-${id}` },
+              profile: { id },
+              properties: { profile: { id } },
+            }),
+          ],
+        }),
+      );
+    }
+    // The form earlier versions wrote: the document in the jsonb column.
+    for (const table of ['sessions', 'profiles', 'events'])
+      await sql(url, `UPDATE ${table} SET doc = raw::jsonb, raw = NULL`);
+    assert.equal((await store.getSession('s-b'))?.record.profile?.id, 'b');
+    assert.deepEqual((await store.getEvent('e-b'))?.properties, { profile: { id: 'b' } });
+    const identify = (value: string) => ({
+      at: at(100),
+      steps: [{ event: 'x', ops: [{ op: 'identify' as const, type: 'email', value }] }],
+    });
+    committed(await store.commit({ profile: { op: 'keep', id: 'a', change: identify('m@x') }, events: [] }));
+    committed(await store.commit({ profile: { op: 'keep', id: 'b', change: identify('m@x') }, events: [] }));
+    assert.equal((await store.getSession('s-b'))?.record.profile?.id, 'a');
+    const moved = await store.getEvent('e-b');
+    assert.deepEqual([moved?.profile, moved?.properties], [{ id: 'a' }, { profile: { id: 'b' } }]);
+    assert.deepEqual((await store.getProfile('b'))?.ids, [{ type: 'email', value: 'm@x' }]);
+    const forms = await sql<{ id: string; doc: boolean }>(
+      url,
+      `SELECT id, doc IS NOT NULL AS doc FROM profiles UNION ALL SELECT id, doc IS NOT NULL FROM events ORDER BY 1`,
+    );
+    // The profile written since holds json text; the events moved keep their form.
+    assert.deepEqual(forms, [
+      { id: 'a', doc: false },
+      { id: 'e-a', doc: true },
+      { id: 'e-b', doc: true },
+    ]);
   });
 
   test('every read path is served by an index, in page order without a sort', async (t) => {

@@ -6,9 +6,9 @@ import { translate } from './errors.js';
  * Schema migrations of the PostgreSQL store, applied in order; the table `schema_migrations` records
  * the versions (1-based index in this list) that ran.
  *
- * - Documents are `jsonb`. A document that jsonb cannot hold (a string with U+0000 or a lone UTF-16
- *   surrogate, which JSON allows) is kept verbatim in `raw` (`json`) instead: exactly one of the two
- *   is set.
+ * - Documents have two columns, exactly one of them set: `doc` (`jsonb`) and `raw` (`json`, text kept
+ *   verbatim). Documents are written to `raw` (rows.ts: documentColumns); `doc` holds those that
+ *   earlier versions wrote, which kept `raw` for what jsonb cannot hold (U+0000, lone surrogates).
  * - The event type record is `json` (text kept as sent): its `json_schema` keys are checked in the
  *   order they were saved, and jsonb would reorder them.
  * - Ids compare byte-wise (`COLLATE "C"`), as in the embedded store, so "newest first, then by id"

@@ -15,6 +15,18 @@ export function storable(value: unknown): unknown {
   return value;
 }
 
+/**
+ * A json document column (rows.ts: documentColumns) with one top-level key set: through jsonb, which
+ * changes that key alone, unless the text holds what jsonb cannot (U+0000 or a lone surrogate, as
+ * `\u` escapes; a literal backslash before such text counts too), where `fallback` rewrites the
+ * text itself.
+ */
+function moved(column: string, set: string, fallback: string): string {
+  return `CASE WHEN ${column} IS NULL THEN NULL
+    WHEN ${column}::text ~* '\\\\u(0000|d[89a-f])' THEN (${fallback})::json
+    ELSE jsonb_set(${column}::jsonb, ${set})::json END`;
+}
+
 export interface DocRow {
   doc: unknown;
   raw: unknown;
@@ -108,16 +120,16 @@ export const SQL = {
     text: 'UPDATE profiles SET doc = $2::jsonb, raw = $3::json WHERE id = $1',
   },
   // Everything of profile $2 becomes $1's, and $2 an alias of $1: one statement, one round trip.
-  // $3 and $4 are `"profile":{"id":…}` of each, to rewrite the documents kept as raw json text.
+  // $3 and $4 are `"profile":{"id":…}` of each, to rewrite the json documents jsonb cannot hold.
   mergeProfile: {
     name: 'merge-profile',
     text: `WITH sessions_moved AS (UPDATE sessions SET profile_id = $1,
         doc = CASE WHEN doc IS NULL THEN NULL ELSE jsonb_set(doc, '{profile}', jsonb_build_object('id', $1::text)) END,
-        raw = CASE WHEN raw IS NULL THEN NULL ELSE replace(raw::text, $4, $3)::json END,
+        raw = ${moved('raw', "'{profile}', jsonb_build_object('id', $1::text)", 'replace(raw::text, $4, $3)')},
         version = version + 1 WHERE profile_id = $2),
       events_moved AS (UPDATE events SET profile_id = $1,
         doc = CASE WHEN doc IS NULL THEN NULL ELSE jsonb_set(doc, '{profile}', jsonb_build_object('id', $1::text)) END,
-        raw = CASE WHEN raw IS NULL THEN NULL ELSE replace(raw::text, $4, $3)::json END
+        raw = ${moved('raw', "'{profile}', jsonb_build_object('id', $1::text)", 'replace(raw::text, $4, $3)')}
         WHERE profile_id = $2),
       identities_moved AS (UPDATE identities SET profile_id = $1 WHERE profile_id = $2),
       aliases_moved AS (UPDATE profile_aliases SET profile_id = $1 WHERE profile_id = $2),
@@ -125,8 +137,11 @@ export const SQL = {
         ON CONFLICT (alias) DO UPDATE SET profile_id = excluded.profile_id),
       rejected_moved AS (UPDATE rejected SET profile_id = $1,
         doc = CASE WHEN doc IS NULL THEN NULL ELSE jsonb_set(doc, '{profile_id}', to_jsonb($1::text)) END,
-        raw = CASE WHEN raw IS NULL THEN NULL
-          ELSE replace(raw::text, '"profile_id":' || to_json($2::text)::text, '"profile_id":' || to_json($1::text)::text)::json END
+        raw = ${moved(
+          'raw',
+          "'{profile_id}', to_jsonb($1::text)",
+          `replace(raw::text, '"profile_id":' || to_json($2::text)::text, '"profile_id":' || to_json($1::text)::text)`,
+        )}
         WHERE profile_id = $2),
       merged AS (DELETE FROM profiles WHERE id = $2)
       SELECT 1`,

@@ -31,6 +31,16 @@ export type ChunkOutcome = { conflict: 'profile' | 'session' } | { duplicates: s
 /** A column of rows sent as an array: its name, its type, its values. */
 type Column = [string, string, unknown[]];
 
+/** The types of document columns, sent as one JSON array per column (planChunk: unnest). */
+const DOCUMENT_TYPES = new Set(['json', 'jsonb']);
+
+/** A document element as the column's value: SQL NULL for JSON null (json has no `=` for NULLIF). */
+function notNull(name: string, type: string): string {
+  return type === 'jsonb'
+    ? `NULLIF(u.${name}, 'null'::jsonb) AS ${name}`
+    : `CASE WHEN json_typeof(u.${name}) = 'null' THEN NULL ELSE u.${name} END AS ${name}`;
+}
+
 interface ChunkAnswer {
   /** The write sets whose profile to keep is gone. */
   bad?: number[];
@@ -79,22 +89,24 @@ function planChunk(entries: ChunkEntry[]): {
   };
   /**
    * `… AS t` giving the columns as rows, each `[name, type, values]`, and the parameters of those
-   * sent as arrays. A jsonb column is sent as one JSON array instead (null where the row has none),
-   * each row taking its element: its documents cross as they are, where an array of texts would
-   * escape every quote on the way and unescape it on arrival.
+   * sent as arrays. A document column (json or jsonb) is sent as one JSON array instead (null where
+   * the row has none), each row taking its element: its documents cross as they are, where an array
+   * of texts would escape every quote on the way and unescape it on arrival.
    */
   const unnest = (columns: Column[]) => {
-    const arrays = columns.filter(([, type]) => type !== 'jsonb');
+    const arrays = columns.filter(([, type]) => !DOCUMENT_TYPES.has(type));
     const refs = arrays.map(([, type, column]) => param(column, type));
     const names = arrays.map(([name]) => name);
-    const docs = columns.filter(([, type]) => type === 'jsonb');
+    const docs = columns.filter(([, type]) => DOCUMENT_TYPES.has(type));
     if (docs.length === 0) return { refs, from: `unnest(${refs.join(', ')}) AS t(${names.join(', ')})` };
-    const elements = docs.map(([name, , column]) => {
+    const elements = docs.map(([, type, column]) => {
       values.push(`[${column.map((doc) => doc ?? 'null').join(',')}]`);
-      return `NULLIF($${values.length}::jsonb -> (u.n - 1)::integer, 'null') AS ${name}`;
+      return `${type}_array_elements($${values.length}::${type})`;
     });
-    const from = `unnest(${refs.join(', ')}) WITH ORDINALITY AS u(${names.join(', ')}, n)`;
-    return { refs, from: `(SELECT u.*, ${elements.join(', ')} FROM ${from}) AS t` };
+    const functions = [...refs.map((ref) => `unnest(${ref})`), ...elements].join(', ');
+    const from = `ROWS FROM (${functions}) AS u(${[...names, ...docs.map(([name]) => name)].join(', ')})`;
+    const picked = [...names.map((name) => `u.${name}`), ...docs.map(([name, type]) => notNull(name, type))];
+    return { refs, from: `(SELECT ${picked.join(', ')} FROM ${from}) AS t` };
   };
   const rows = (columns: Column[]) => unnest(columns).from;
   const slotOf = new Map(entries.map((e, slot) => [e, slot]));
