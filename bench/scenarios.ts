@@ -4,6 +4,7 @@
  * request bodies; the service and the bare server are then sent the same bodies. To add one, add an
  * entry to SCENARIOS (new entries last: the order of the legs follows the list).
  */
+import { timeOrderedId } from '../src/domain/ids.js';
 import { CHROME_USER_AGENT, manyEvents, oneEvent, returningVisit, type Visitor } from './payloads.js';
 import { apiJson, apiRequest, HOST, type Child } from './processes.js';
 
@@ -82,6 +83,12 @@ export const SCENARIOS: Scenario[] = [
       const visitors = await firstVisits(service, sourceId, VISITORS, { 'user-agent': CHROME_USER_AGENT });
       return { body: returningVisit(sourceId, visitors), storedEvents: visitors.length };
     },
+  },
+  {
+    name: 'ordered-session',
+    description: '1-event with a time-ordered session id (UUID version 7), as the browser tracker makes it',
+    eventsPerRequest: 1,
+    prepare: async (_service, sourceId) => ({ body: oneEvent(sourceId, timeOrderedId) }),
   },
 ];
 
