@@ -7,8 +7,9 @@ import { translate } from './errors.js';
  * the versions (1-based index in this list) that ran.
  *
  * - Documents have two columns, exactly one of them set: `doc` (`jsonb`) and `raw` (`json`, text kept
- *   verbatim). Documents are written to `raw` (rows.ts: documentColumns); `doc` holds those that
- *   earlier versions wrote, which kept `raw` for what jsonb cannot hold (U+0000, lone surrogates).
+ *   verbatim). Documents are written to `raw`, clearing `doc` (rows.ts: EVENT_FIELDS); `doc`
+ *   holds those that earlier versions wrote, which kept `raw` only for what jsonb cannot hold
+ *   (U+0000, lone surrogates).
  * - The event type record is `json` (text kept as sent): its `json_schema` keys are checked in the
  *   order they were saved, and jsonb would reorder them.
  * - Ids compare byte-wise (`COLLATE "C"`), as in the embedded store, so "newest first, then by id"

@@ -11,7 +11,6 @@ import { profileOf } from '../../model/profiles.js';
 import type { IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
-import { documentColumns } from './rows.js';
 
 type Client = pg.PoolClient;
 
@@ -108,8 +107,7 @@ export async function attachIdentities(
     }
   }
   if (dirty) {
-    const [doc, raw] = documentColumns(result.profile);
-    await run(client, SQL.updateProfile, [result.profile.id, doc, raw]);
+    await run(client, SQL.updateProfile, [result.profile.id, JSON.stringify(result.profile)]);
     result.changed = true;
   }
   return result;

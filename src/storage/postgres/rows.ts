@@ -3,22 +3,12 @@ import type { EventRecord } from '../../model/records.js';
 import { offBand } from '../event-band.js';
 
 /**
- * The `[doc, raw]` column values of a document: `doc` (jsonb) stays null, the JSON text goes to
- * `raw` (json). Nothing queries inside a document, and PostgreSQL only checks json text where it
- * parses jsonb into its binary form: about 13 µs of its CPU per 800-character document on the
- * development machine. `doc` holds the documents of stores written by earlier versions
- * (migrations.ts); reads take whichever is set.
+ * The columns of `events` a write fills, in the order of `eventRow`, with their types. Like every
+ * document, the event is written as JSON text to `raw` (json): nothing queries inside a document,
+ * and PostgreSQL only checks json text where it parses jsonb into its binary form (about 13 µs of
+ * its CPU per 800-character document on the development machine). `doc` (jsonb) holds the documents
+ * of stores written by earlier versions (migrations.ts); writes clear it, reads take whichever is set.
  */
-export function documentColumns(value: unknown): [null, string] {
-  return textColumns(JSON.stringify(value));
-}
-
-/** The `[doc, raw]` column values of a document's JSON text. */
-export function textColumns(text: string): [null, string] {
-  return [null, text];
-}
-
-/** The columns of `events` a write fills, in the order of `eventRow`, with their types. */
 const EVENT_FIELDS = [
   ['id', 'text'],
   ['insert_time', 'timestamptz'],
@@ -29,7 +19,6 @@ const EVENT_FIELDS = [
   ['client_id', 'text'],
   ['create_time', 'timestamptz'],
   ['off_band', 'boolean'],
-  ['doc', 'jsonb'],
   ['raw', 'json'],
 ] as const;
 export const EVENT_COLUMNS: string[] = EVENT_FIELDS.map(([name]) => name);
@@ -47,7 +36,7 @@ export function eventRow(e: EventRecord): unknown[] {
     e.metadata.client_id ?? null,
     e.metadata.time.create ?? e.metadata.time.insert,
     offBand(e),
-    ...documentColumns(e),
+    JSON.stringify(e),
   ];
 }
 

@@ -16,7 +16,7 @@ export function storable(value: unknown): unknown {
 }
 
 /**
- * A json document column (rows.ts: documentColumns) with one top-level key set: through jsonb, which
+ * A json document column (rows.ts: EVENT_FIELDS) with one top-level key set: through jsonb, which
  * changes that key alone, unless the text holds what jsonb cannot (U+0000 or a lone surrogate, as
  * `\u` escapes; a literal backslash before such text counts too), where `fallback` rewrites the
  * text itself.
@@ -55,7 +55,7 @@ export const SQL = {
     name: 'put-source',
     text: announcing(
       'source',
-      'INSERT INTO sources (id, doc, raw) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, raw = excluded.raw',
+      'INSERT INTO sources (id, raw) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET doc = NULL, raw = excluded.raw',
       'id',
     ),
   },
@@ -117,7 +117,7 @@ export const SQL = {
   deleteIdentity: { name: 'delete-identity', text: 'DELETE FROM identities WHERE type = $1 AND value = $2' },
   updateProfile: {
     name: 'update-profile',
-    text: 'UPDATE profiles SET doc = $2::jsonb, raw = $3::json WHERE id = $1',
+    text: 'UPDATE profiles SET doc = NULL, raw = $2::json WHERE id = $1',
   },
   // Everything of profile $2 becomes $1's, and $2 an alias of $1: one statement, one round trip.
   // $3 and $4 are `"profile":{"id":…}` of each, to rewrite the json documents jsonb cannot hold.
@@ -201,11 +201,11 @@ export const SQL = {
   },
   putRejected: {
     name: 'put-rejected',
-    text: `INSERT INTO rejected (id, time, source_id, session_id, profile_id, event_types, doc, raw, size)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    text: `INSERT INTO rejected (id, time, source_id, session_id, profile_id, event_types, raw, size)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
       ON CONFLICT (id) DO UPDATE SET time = excluded.time, source_id = excluded.source_id,
         session_id = excluded.session_id, profile_id = excluded.profile_id,
-        event_types = excluded.event_types, doc = excluded.doc, raw = excluded.raw, size = excluded.size`,
+        event_types = excluded.event_types, doc = NULL, raw = excluded.raw, size = excluded.size`,
   },
   // Retention: the oldest events, skipping rows another process is deleting at the same moment.
   deleteEventsBefore: {
@@ -217,7 +217,7 @@ export const SQL = {
   getRejected: { name: 'get-rejected', text: 'SELECT doc, raw FROM rejected WHERE id = $1' },
   updateRejected: {
     name: 'update-rejected',
-    text: 'UPDATE rejected SET doc = $2, raw = $3, size = $4 WHERE id = $1',
+    text: 'UPDATE rejected SET doc = NULL, raw = $2, size = $3 WHERE id = $1',
   },
   deleteRejected: { name: 'delete-rejected', text: 'DELETE FROM rejected WHERE id = $1' },
   pruneRejected: {

@@ -43,7 +43,6 @@ import { ChangeFeed } from './notify.js';
 import { listEvents, listRejected } from './reads.js';
 import { countEvents, type CountQuery } from './event-counts.js';
 import { docOf, SQL, storable, type DocRow, type Statement } from './statements.js';
-import { documentColumns as columns } from './rows.js';
 import { BatchWrites } from './writes.js';
 import { eraseProfile } from './profiles.js';
 import { profileOf } from '../../model/profiles.js';
@@ -193,7 +192,7 @@ export class PostgresStore implements Store {
   }
 
   async putSource(source: EventSource): Promise<void> {
-    await this.query(SQL.putSource, [source.id, ...columns(source)]);
+    await this.query(SQL.putSource, [source.id, JSON.stringify(source)]);
   }
 
   async getSource(id: string): Promise<EventSource | null> {
@@ -320,8 +319,8 @@ export class PostgresStore implements Store {
   }
 
   async putRejected(record: RejectedRecord): Promise<number> {
-    const [doc, raw] = columns(record);
-    const size = Buffer.byteLength(doc ?? raw ?? '');
+    const text = JSON.stringify(record);
+    const size = Buffer.byteLength(text);
     await this.query(SQL.putRejected, [
       record.id,
       record.time,
@@ -329,17 +328,16 @@ export class PostgresStore implements Store {
       record.session_id,
       record.profile_id ?? null,
       record.event_types,
-      doc,
-      raw,
+      text,
       size,
     ]);
     return size;
   }
 
   async updateRejected(record: RejectedRecord): Promise<boolean> {
-    const [doc, raw] = columns(record);
-    const size = Buffer.byteLength(doc ?? raw ?? '');
-    return ((await this.query(SQL.updateRejected, [record.id, doc, raw, size])).rowCount ?? 0) > 0;
+    const text = JSON.stringify(record);
+    const size = Buffer.byteLength(text);
+    return ((await this.query(SQL.updateRejected, [record.id, text, size])).rowCount ?? 0) > 0;
   }
 
   async getRejected(id: string): Promise<RejectedRecord | null> {

@@ -9,15 +9,7 @@ import type pg from 'pg';
 import type { EventRecord, WriteSet } from '../../model/records.js';
 import { shareContext } from '../contexts.js';
 import type { ProfilePlan } from './profile-plan.js';
-import {
-  byClientId,
-  compareClientIds,
-  documentColumns,
-  EVENT_COLUMNS,
-  EVENT_TYPES,
-  eventRow,
-  textColumns,
-} from './rows.js';
+import { byClientId, compareClientIds, EVENT_COLUMNS, EVENT_TYPES, eventRow } from './rows.js';
 import { storable } from './statements.js';
 
 export interface ChunkEntry {
@@ -30,16 +22,6 @@ export type ChunkOutcome = { conflict: 'profile' | 'session' } | { duplicates: s
 
 /** A column of rows sent as an array: its name, its type, its values. */
 type Column = [string, string, unknown[]];
-
-/** The types of document columns, sent as one JSON array per column (planChunk: unnest). */
-const DOCUMENT_TYPES = new Set(['json', 'jsonb']);
-
-/** A document element as the column's value: SQL NULL for JSON null (json has no `=` for NULLIF). */
-function notNull(name: string, type: string): string {
-  return type === 'jsonb'
-    ? `NULLIF(u.${name}, 'null'::jsonb) AS ${name}`
-    : `CASE WHEN json_typeof(u.${name}) = 'null' THEN NULL ELSE u.${name} END AS ${name}`;
-}
 
 interface ChunkAnswer {
   /** The write sets whose profile to keep is gone. */
@@ -89,24 +71,21 @@ function planChunk(entries: ChunkEntry[]): {
   };
   /**
    * `… AS t` giving the columns as rows, each `[name, type, values]`, and the parameters of those
-   * sent as arrays. A document column (json or jsonb) is sent as one JSON array instead (null where
-   * the row has none), each row taking its element: its documents cross as they are, where an array
-   * of texts would escape every quote on the way and unescape it on arrival.
+   * sent as arrays. A document column (json, every row's document set) is sent as one JSON array
+   * instead, each row taking its element: its documents cross as they are, where an array of texts
+   * would escape every quote on the way and unescape it on arrival.
    */
   const unnest = (columns: Column[]) => {
-    const arrays = columns.filter(([, type]) => !DOCUMENT_TYPES.has(type));
+    const arrays = columns.filter(([, type]) => type !== 'json');
+    const docs = columns.filter(([, type]) => type === 'json');
     const refs = arrays.map(([, type, column]) => param(column, type));
-    const names = arrays.map(([name]) => name);
-    const docs = columns.filter(([, type]) => DOCUMENT_TYPES.has(type));
-    if (docs.length === 0) return { refs, from: `unnest(${refs.join(', ')}) AS t(${names.join(', ')})` };
-    const elements = docs.map(([, type, column]) => {
-      values.push(`[${column.map((doc) => doc ?? 'null').join(',')}]`);
-      return `${type}_array_elements($${values.length}::${type})`;
+    const elements = docs.map(([, , column]) => {
+      values.push(`[${column.join(',')}]`);
+      return `json_array_elements($${values.length}::json)`;
     });
     const functions = [...refs.map((ref) => `unnest(${ref})`), ...elements].join(', ');
-    const from = `ROWS FROM (${functions}) AS u(${[...names, ...docs.map(([name]) => name)].join(', ')})`;
-    const picked = [...names.map((name) => `u.${name}`), ...docs.map(([name, type]) => notNull(name, type))];
-    return { refs, from: `(SELECT ${picked.join(', ')} FROM ${from}) AS t` };
+    const names = [...arrays, ...docs].map(([name]) => name);
+    return { refs, from: `ROWS FROM (${functions}) AS t(${names.join(', ')})` };
   };
   const rows = (columns: Column[]) => unnest(columns).from;
   const slotOf = new Map(entries.map((e, slot) => [e, slot]));
@@ -135,13 +114,11 @@ function planChunk(entries: ChunkEntry[]): {
   }
 
   const sessionColumns = (picked: ChunkEntry[]): Column[] => {
-    const docs = picked.map((e) => documentColumns(e.ws.session!.record));
     return [
       ['ws', 'integer', slots(picked)],
       ['id', 'text', picked.map((e) => e.ws.session!.record.id)],
       ['profile_id', 'text', picked.map((e) => e.ws.session!.record.profile?.id ?? null)],
-      ['doc', 'jsonb', docs.map(([doc]) => doc)],
-      ['raw', 'json', docs.map(([, raw]) => raw)],
+      ['raw', 'json', picked.map((e) => JSON.stringify(e.ws.session!.record))],
     ];
   };
   const inserts = entries.filter((e) => e.ws.session?.expectVersion === null);
@@ -149,7 +126,7 @@ function planChunk(entries: ChunkEntry[]): {
     shape.push('si');
     const { refs, from } = unnest(sessionColumns(inserts));
     parts.push(
-      `si AS (INSERT INTO sessions (id, profile_id, version, doc, raw) SELECT t.id, t.profile_id, 1, t.doc, t.raw FROM ${from} WHERE ${notBad} ON CONFLICT (id) DO NOTHING RETURNING id)`,
+      `si AS (INSERT INTO sessions (id, profile_id, version, raw) SELECT t.id, t.profile_id, 1, t.raw FROM ${from} WHERE ${notBad} ON CONFLICT (id) DO NOTHING RETURNING id)`,
     );
     failures.push(
       `SELECT t.ws FROM unnest(${refs[0]}, ${refs[1]}) AS t(ws, id) WHERE t.id NOT IN (SELECT id FROM si)`,
@@ -162,7 +139,7 @@ function planChunk(entries: ChunkEntry[]): {
     columns.splice(2, 0, ['version', 'integer', updates.map((e) => e.ws.session!.expectVersion)]);
     const { refs, from } = unnest(columns);
     parts.push(
-      `su AS (UPDATE sessions s SET profile_id = t.profile_id, doc = t.doc, raw = t.raw, version = s.version + 1 FROM ${from} WHERE s.id = t.id AND s.version = t.version AND ${notBad} RETURNING t.ws)`,
+      `su AS (UPDATE sessions s SET profile_id = t.profile_id, doc = NULL, raw = t.raw, version = s.version + 1 FROM ${from} WHERE s.id = t.id AND s.version = t.version AND ${notBad} RETURNING t.ws)`,
     );
     failures.push(`SELECT t.ws FROM unnest(${refs[0]}) AS t(ws) WHERE t.ws NOT IN (SELECT ws FROM su)`);
   }
@@ -173,39 +150,37 @@ function planChunk(entries: ChunkEntry[]): {
   const gate = failures.length > 0 ? 't.ws NOT IN (SELECT ws FROM failed)' : 'true';
 
   const profileColumns = (picked: ChunkEntry[]): Column[] => {
-    const docs = picked.map((e) => documentColumns(e.plan.profile));
     return [
       ['ws', 'integer', slots(picked)],
       ['id', 'text', picked.map((e) => e.plan.profile!.id)],
-      ['doc', 'jsonb', docs.map(([doc]) => doc)],
-      ['raw', 'json', docs.map(([, raw]) => raw)],
+      ['raw', 'json', picked.map((e) => JSON.stringify(e.plan.profile))],
     ];
   };
   const created = entries.filter((e) => e.ws.profile?.op === 'create');
   if (created.length > 0) {
     shape.push('pc');
     parts.push(
-      `pc AS (INSERT INTO profiles (id, doc, raw) SELECT t.id, t.doc, t.raw FROM ${rows(profileColumns(created))} WHERE ${gate})`,
+      `pc AS (INSERT INTO profiles (id, raw) SELECT t.id, t.raw FROM ${rows(profileColumns(created))} WHERE ${gate})`,
     );
   }
   const changed = entries.filter((e) => e.ws.profile?.op !== 'create' && e.plan.profile && e.plan.changed);
   if (changed.length > 0) {
     shape.push('pu');
     parts.push(
-      `pu AS (UPDATE profiles p SET doc = t.doc, raw = t.raw FROM ${rows(profileColumns(changed))} WHERE p.id = t.id AND ${gate})`,
+      `pu AS (UPDATE profiles p SET doc = NULL, raw = t.raw FROM ${rows(profileColumns(changed))} WHERE p.id = t.id AND ${gate})`,
     );
   }
 
   // Each event's row: its write set, its columns, and the context kept once it names, if any.
   const keyed: unknown[][] = [];
   const plain: unknown[][] = [];
-  const contexts: [string, number, string | null, string | null][] = [];
+  const contexts: [id: string, size: number, text: string][] = [];
   const keyedIds = entries.map(({ ws }, slot) => {
     const shared = shareContext(ws);
     const events = shared?.events ?? ws.events;
     // A context kept once is named by every event of the write set (the id of its first event).
     const contextId = shared ? events[0]!.id : null;
-    if (shared) contexts.push([contextId!, shared.text.length, ...textColumns(shared.text)]);
+    if (shared) contexts.push([contextId!, shared.text.length, shared.text]);
     const withIds: EventRecord[] = [];
     for (const e of events) {
       const withId = typeof e.metadata.client_id === 'string';
@@ -246,11 +221,10 @@ function planChunk(entries: ChunkEntry[]): {
     // Written only when an event naming it was (none is when all prove duplicates, or on a conflict).
     shape.push('c');
     parts.push(
-      `c AS (INSERT INTO event_contexts (id, size, doc, raw) SELECT t.id, t.size, t.doc, t.raw FROM ${rows([
+      `c AS (INSERT INTO event_contexts (id, size, raw) SELECT t.id, t.size, t.raw FROM ${rows([
         ['id', 'text', contexts.map((c) => c[0])],
         ['size', 'integer', contexts.map((c) => c[1])],
-        ['doc', 'jsonb', contexts.map((c) => c[2])],
-        ['raw', 'json', contexts.map((c) => c[3])],
+        ['raw', 'json', contexts.map((c) => c[2])],
       ])} WHERE t.id IN (${named.join(' UNION ALL ')}))`,
     );
   }

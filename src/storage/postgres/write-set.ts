@@ -1,7 +1,7 @@
 import type { ProfileRecord, WriteSet } from '../../model/records.js';
 import { shareContext } from '../contexts.js';
 import { planProfile, type ProfilePlan } from './profile-plan.js';
-import { byClientId, documentColumns, EVENT_COLUMNS, EVENT_TYPES, eventRow, textColumns } from './rows.js';
+import { byClientId, EVENT_COLUMNS, EVENT_TYPES, eventRow } from './rows.js';
 
 /** The statement that writes one write set, the profile it leaves, or the conflict known beforehand. */
 export type WritePlan =
@@ -52,23 +52,21 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
 
   if (ws.session) {
     const { record, expectVersion } = ws.session;
-    const [doc, raw] = documentColumns(record);
     const id = param(record.id);
     const profileId = param(record.profile?.id ?? null, 'text');
-    const docParam = param(doc, 'jsonb');
-    const rawParam = param(raw, 'json');
+    const raw = param(JSON.stringify(record), 'json');
     if (expectVersion === null) {
       shape.push('si');
       const where = ifGuard.length ? ` WHERE ${ifGuard.join(' AND ')}` : '';
       parts.push(
-        `s AS (INSERT INTO sessions (id, profile_id, version, doc, raw) SELECT ${id}, ${profileId}, 1, ${docParam}, ${rawParam}${where} ON CONFLICT (id) DO NOTHING RETURNING 1)`,
+        `s AS (INSERT INTO sessions (id, profile_id, version, raw) SELECT ${id}, ${profileId}, 1, ${raw}${where} ON CONFLICT (id) DO NOTHING RETURNING 1)`,
       );
     } else {
       shape.push('su');
       const version = param(expectVersion, 'integer');
       const and = ifGuard.map((c) => ` AND ${c}`).join('');
       parts.push(
-        `s AS (UPDATE sessions SET profile_id = ${profileId}, doc = ${docParam}, raw = ${rawParam}, version = version + 1 WHERE id = ${id} AND version = ${version}${and} RETURNING 1)`,
+        `s AS (UPDATE sessions SET profile_id = ${profileId}, doc = NULL, raw = ${raw}, version = version + 1 WHERE id = ${id} AND version = ${version}${and} RETURNING 1)`,
       );
     }
   }
@@ -79,15 +77,13 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
 
   if (p?.op === 'create') {
     shape.push('pc');
-    const [doc, raw] = documentColumns(p.record);
     parts.push(
-      `p AS (INSERT INTO profiles (id, doc, raw) SELECT ${param(p.record.id, 'text')}, ${param(doc, 'jsonb')}, ${param(raw, 'json')}${where} RETURNING 1)`,
+      `p AS (INSERT INTO profiles (id, raw) SELECT ${param(p.record.id, 'text')}, ${param(JSON.stringify(p.record), 'json')}${where} RETURNING 1)`,
     );
   } else if (profile && changed) {
     shape.push('pu');
-    const [doc, raw] = documentColumns(profile);
     parts.push(
-      `p AS (UPDATE profiles SET doc = ${param(doc, 'jsonb')}, raw = ${param(raw, 'json')} WHERE id = ${param(profile.id)}${and} RETURNING 1)`,
+      `p AS (UPDATE profiles SET doc = NULL, raw = ${param(JSON.stringify(profile), 'json')} WHERE id = ${param(profile.id)}${and} RETURNING 1)`,
     );
   }
 
@@ -120,9 +116,8 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     if (shared) {
       // Written only when an event was (none is when all prove duplicates, or on a conflict).
       shape.push('c');
-      const [doc, raw] = textColumns(shared.text);
       parts.push(
-        `c AS (INSERT INTO event_contexts (id, size, doc, raw) SELECT ${contextId}, ${param(shared.text.length, 'integer')}, ${param(doc, 'jsonb')}, ${param(raw, 'json')} WHERE EXISTS (SELECT FROM e))`,
+        `c AS (INSERT INTO event_contexts (id, size, raw) SELECT ${contextId}, ${param(shared.text.length, 'integer')}, ${param(shared.text, 'json')} WHERE EXISTS (SELECT FROM e))`,
       );
     }
   }

@@ -12,7 +12,6 @@ import { attachIdentities } from './profiles.js';
 import type { ItemOutcome } from '../group-commit.js';
 import { causeOf, isConnectionLost, isRetryable, isUnavailable, translate } from './errors.js';
 import { docOf, SQL, storable, type DocRow } from './statements.js';
-import { documentColumns } from './rows.js';
 import { planProfile, type ProfilePlan } from './profile-plan.js';
 import { writeChunk as writeMany, type ChunkEntry } from './write-chunk.js';
 import { planWriteSet, type WritePlan } from './write-set.js';
@@ -282,8 +281,10 @@ export class BatchWrites {
   ): Promise<Committed> {
     const corrected = plan.without(committed.duplicates);
     if (!corrected) return committed;
-    const [doc, raw] = documentColumns(corrected);
-    await client.query({ ...SQL.updateProfile, values: [corrected.id, doc, raw].map(storable) });
+    await client.query({
+      ...SQL.updateProfile,
+      values: [corrected.id, JSON.stringify(corrected)].map(storable),
+    });
     profiles.set(corrected.id, corrected);
     return { ...committed, profile: corrected };
   }
