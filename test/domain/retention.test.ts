@@ -1,7 +1,7 @@
 /** TRACK_EVENT_RETENTION_DAYS: old events are deleted in the background, in small batches, on both stores. */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { EventRetention } from '../../src/domain/retention.js';
 import type { EventRecord } from '../../src/model/records.js';
 import { createStore } from '../../src/storage/index.js';
@@ -50,13 +50,19 @@ const STORES: [string, () => Promise<{ config: ReturnType<typeof defaultConfig>;
 ];
 
 for (const [name, make] of STORES) {
+  /** A fresh store of this kind, open, closed and removed when the test ends. */
+  const opened = async (t: TestContext): Promise<Store> => {
+    const { config, cleanup } = await make();
+    t.after(cleanup);
+    const store = createStore(config);
+    await store.open();
+    t.after(() => store.close());
+    return store;
+  };
+
   describe(`${name}: event retention`, () => {
     test('a pass deletes every event older than the bound, in batches of about the batch size', async (t) => {
-      const { config, cleanup } = await make();
-      t.after(cleanup);
-      const store = createStore(config);
-      await store.open();
-      t.after(() => store.close());
+      const store = await opened(t);
       const old = await seed(store, 'old', 31, 300);
       const kept = [...(await seed(store, 'recent', 29, 100)), ...(await seed(store, 'new', 0, 20))];
 
@@ -82,11 +88,7 @@ for (const [name, make] of STORES) {
     });
 
     test("deleting a session's events leaves the time of its latest request", async (t) => {
-      const { config, cleanup } = await make();
-      t.after(cleanup);
-      const store = createStore(config);
-      await store.open();
-      t.after(() => store.close());
+      const store = await opened(t);
       const [first, latest] = [ago(40), ago(35)];
       const sessionEvent = (id: string, at: string) => event(id, { session: { id: 'kept-session' } }, at);
       const record = {
@@ -114,11 +116,7 @@ for (const [name, make] of STORES) {
     });
 
     test('stop ends a pass between two batches', async (t) => {
-      const { config, cleanup } = await make();
-      t.after(cleanup);
-      const store = createStore(config);
-      await store.open();
-      t.after(() => store.close());
+      const store = await opened(t);
       await seed(store, 'old', 40, 200);
       let batches = 0;
       const retention: EventRetention = new EventRetention(
