@@ -64,7 +64,7 @@ export function prefill(dataDir: string, count: number): void {
   try {
     configureWriter(db, 'normal');
     migrate(db);
-    const writes = prepareWrites(db);
+    const writes = prepareWrites(db, true);
     const context = browserContext();
     for (let done = 0; done < count; done += BATCH) {
       const now = new Date().toISOString();

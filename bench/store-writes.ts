@@ -121,7 +121,7 @@ const layouts: Layout[] = [
     name: 'event runs (now): one row per request, session index by session seq',
     open(db) {
       migrate(db);
-      const writes = prepareWrites(db);
+      const writes = prepareWrites(db, true);
       return {
         prepare: (batch) => batch.map(toRow),
         write: (prepared) => void writes.commit(prepared as ReturnType<typeof toRow>[]),

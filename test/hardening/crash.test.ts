@@ -5,7 +5,10 @@
  * The service runs as a real process. Concurrent clients send /track requests with options.debugger
  * (whose response lists the stored event ids) and record every acknowledged id; the process is
  * killed with SIGKILL in the middle of the load. A new process on the same data folder must then
- * hold every acknowledged event, session and profile, open cleanly and keep accepting traffic.
+ * hold every acknowledged event, session and profile, open cleanly and keep accepting traffic. A
+ * profile rule counts each profile's `crash-0` events: the counts of the acknowledged requests
+ * survive too, though the profiles' rows may not have been written yet when the process died
+ * (src/storage/sqlite/held-profiles.ts).
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -111,6 +114,8 @@ interface LoadResult {
   acknowledgedEvents: Set<string>;
   sessions: Set<string>;
   profiles: Set<string>;
+  /** By profile: the `crash-0` events of its acknowledged requests, which the rule counts. */
+  counted: Map<string, number>;
   statuses: Map<string, number>;
   inFlightAtKill: number;
 }
@@ -122,6 +127,7 @@ function runLoad(server: ServerProcess, isKilled: () => boolean) {
     acknowledgedEvents: new Set(),
     sessions: new Set(),
     profiles: new Set(),
+    counted: new Map(),
     statuses: new Map(),
     inFlightAtKill: 0,
   };
@@ -158,7 +164,10 @@ function runLoad(server: ServerProcess, isKilled: () => boolean) {
           assert.equal(ids.length, events.length, 'every event of a 200 is saved');
           for (const id of ids) result.acknowledgedEvents.add(id);
           result.sessions.add(answer.session.id as string);
-          result.profiles.add(answer.profile.id as string);
+          const profileId = answer.profile.id as string;
+          result.profiles.add(profileId);
+          const counted = events.filter((e) => e.type === 'crash-0').length;
+          result.counted.set(profileId, (result.counted.get(profileId) ?? 0) + counted);
         }
       } catch (error) {
         // Once the process is gone, requests fail: stop this client. Before that, an error is one.
@@ -229,6 +238,13 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
       await first.waitForHealth();
       const created = await first.request('POST', '/event-source', { id: 'crash-src', name: 'Crash test' });
       assert.equal(created.status, 200, JSON.stringify(created.json));
+      const rule = await first.request('POST', '/profile-rule', {
+        id: 'count',
+        name: 'Count crash-0 events',
+        event_type: 'crash-0',
+        operations: [{ op: 'increment', path: 'traits.public.counted' }],
+      });
+      assert.equal(rule.status, 200, JSON.stringify(rule.json));
 
       let killed = false;
       const load = runLoad(first, () => killed);
@@ -267,10 +283,18 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
         result.sessions,
         async (id) => (await second.request('GET', `/session/${encodeURIComponent(id)}`)).status === 200,
       );
-      const lostProfiles = await missing(
-        result.profiles,
-        async (id) => (await second.request('GET', `/profile/${encodeURIComponent(id)}`)).status === 200,
-      );
+      // A profile's count is at least that of its acknowledged requests; at most one more request
+      // of it (two crash-0 events) was in flight, committed but never answered.
+      const wrongCounts: string[] = [];
+      const lostProfiles = await missing(result.profiles, async (id) => {
+        const read = await second.request('GET', `/profile/${encodeURIComponent(id)}`);
+        if (read.status !== 200) return false;
+        const count = (read.json.traits.public.counted ?? 0) as number;
+        const acknowledged = result.counted.get(id)!;
+        if (count < acknowledged || count > acknowledged + 2)
+          wrongCounts.push(`${id}: ${count}/${acknowledged}`);
+        return true;
+      });
       const counts = {
         clients: CLIENTS,
         requests: result.requests,
@@ -302,6 +326,7 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
         [],
         `${lostProfiles.length} acknowledged profiles are missing`,
       );
+      assert.deepEqual(wrongCounts.slice(0, 10), [], `${wrongCounts.length} profiles lost counted events`);
       assert.ok(stored.size >= result.acknowledgedEvents.size);
 
       // 3. The restarted store works: health, a new /track, and the new event is readable.
@@ -326,6 +351,8 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
       try {
         assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
         assert.equal(db.prepare('SELECT count(*) FROM event_ids').pluck().get(), stored.size + 1);
+        // The stop wrote every held profile to its row.
+        assert.equal(db.prepare('SELECT count(*) FROM profile_log').pluck().get(), 0);
       } finally {
         db.close();
       }

@@ -226,3 +226,10 @@ migrations.push(`
       WHERE seq = old.session_seq AND coalesce(update_time, '') < old.insert_time;
   END;
 `);
+
+// Held profiles (held-profiles.ts, docs/architecture.md#held-profiles): the documents of profile
+// changes whose row in \`profiles\` is not rewritten yet, in commit order; the store writes them to
+// their rows when it opens, so a crash loses none.
+migrations.push(`
+  CREATE TABLE profile_log (seq INTEGER PRIMARY KEY, profile_id TEXT NOT NULL, doc TEXT NOT NULL);
+`);

@@ -9,6 +9,7 @@ import { mergeProfiles } from '../../model/profile-merge.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
+import { HeldProfiles, HOLD_MS } from './held-profiles.js';
 import { ParsedProfiles } from './parsed-profiles.js';
 import type { writeStatements } from './statements.js';
 
@@ -22,9 +23,19 @@ export interface Attached {
   notes: string[];
 }
 
-export function profileWrites(s: Statements) {
+/**
+ * `hold`: whether changes may be held (held-profiles.ts), which needs this process to be the only
+ * one writing the store.
+ */
+export function profileWrites(s: Statements, hold: boolean) {
   const parsed = new ParsedProfiles();
+  const held = new HeldProfiles();
+  /** A profile's document as the latest commit left it (held or stored), or undefined. */
+  const text = (id: string): string | undefined =>
+    held.get(id)?.text ?? (s.getProfile.get(id) as string | undefined);
   const read = (id: string): ProfileRecord | null => {
+    const holding = held.get(id);
+    if (holding) return holding.record;
     const doc = s.getProfile.get(id) as string | undefined;
     if (doc === undefined) return null;
     const known = parsed.get(id, doc);
@@ -33,14 +44,34 @@ export function profileWrites(s: Statements) {
     parsed.set(id, doc, record);
     return record;
   };
-  /** Writes a stored profile's document (`text` is `record` as JSON). */
-  const update = (record: ProfileRecord, text: string) => {
-    s.updateProfile.run(text, record.id);
-    parsed.set(record.id, text, record);
+  const write = (id: string, record: ProfileRecord, doc: string) => {
+    s.updateProfile.run(doc, id);
+    parsed.set(id, doc, record);
+  };
+  /**
+   * Writes the held profiles due (held since before `before`, or past the bounds), or all of them,
+   * to their rows, and drops the log rows no hold needs any more.
+   */
+  const flush = (before: number | 'all') => {
+    const taken = held.take(before);
+    if (taken.length === 0) return;
+    for (const [id, holding] of taken) write(id, holding.record, holding.text);
+    const first = held.firstNeeded;
+    if (first === Infinity) s.clearProfileLog.run();
+    else s.trimProfileLog.run(first);
+  };
+  /**
+   * Writes a stored profile's document at once (`text` is `record` as JSON): every held profile
+   * first, so that no log row older than this write is written over it when the store opens next.
+   */
+  const update = (record: ProfileRecord, doc: string) => {
+    flush('all');
+    write(record.id, record, doc);
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
   const moveAll = (from: string, into: string) => {
+    flush('all');
     s.moveSessions.run({ into, from });
     for (const [run, docs] of s.profileRuns.all(from) as [number, string][]) {
       const events = JSON.parse(docs) as EventRecord[];
@@ -56,7 +87,36 @@ export function profileWrites(s: Statements) {
 
   return {
     read,
+    text,
     update,
+    flush,
+
+    /** A commit's new document of a stored profile: held when holding, else written at once. */
+    change(record: ProfileRecord, doc: string): void {
+      if (!hold) {
+        write(record.id, record, doc);
+        return;
+      }
+      const seq = Number(s.logProfile.run(record.id, doc).lastInsertRowid);
+      held.hold(record.id, { record, text: doc, seq, at: Date.now() });
+    },
+
+    /** True when a hold is older than `HOLD_MS` at `now`: flush(now - HOLD_MS) would write it. */
+    due(now: number): boolean {
+      return held.oldestAt < now - HOLD_MS;
+    },
+
+    /**
+     * Holds again what the log holds: after a rolled-back transaction (whose holds and writes were
+     * undone with it), and when the store opens (then `flush('all')` writes them).
+     */
+    reload(): void {
+      held.clear();
+      const now = Date.now();
+      for (const [seq, id, doc] of s.profileLog.all() as [number, string, string][]) {
+        held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at: now });
+      }
+    },
 
     /**
      * Attaches identities to `profile` (already written), in order, merging it into the profile
@@ -109,6 +169,7 @@ export function profileWrites(s: Statements) {
 
     /** Erases a profile (or the survivor an alias names) and everything that names it. */
     erase(id: string): ErasedCounts | null {
+      flush('all');
       const target =
         s.profileExists.get(id) === undefined ? (s.aliasTarget.get(id) as string | undefined) : id;
       if (target === undefined || s.profileExists.get(target) === undefined) return null;

@@ -18,11 +18,6 @@ export function readStatements(db: Database.Database) {
     listProfileRulesOfType: db
       .prepare('SELECT doc FROM profile_rules WHERE event_type = ? ORDER BY seq')
       .pluck(),
-    findByIdentity: db
-      .prepare(
-        'SELECT p.doc FROM identities i JOIN profiles p ON p.id = i.profile_id WHERE i.type = ? AND i.value = ?',
-      )
-      .pluck(),
   };
 }
 
@@ -66,6 +61,11 @@ export function writeStatements(db: Database.Database) {
       .pluck(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
+    // Held profiles (held-profiles.ts): each change's document, appended; read when the store opens.
+    logProfile: db.prepare('INSERT INTO profile_log (profile_id, doc) VALUES (?, ?)'),
+    profileLog: db.prepare('SELECT seq, profile_id, doc FROM profile_log ORDER BY seq').raw(),
+    trimProfileLog: db.prepare('DELETE FROM profile_log WHERE seq < ?'),
+    clearProfileLog: db.prepare('DELETE FROM profile_log'),
     sessionSeq: db.prepare('SELECT seq FROM sessions WHERE id = ?').pluck(),
     // OR FAIL (for the run and, overriding theirs, the statements of its triggers): with the default
     // ABORT, SQLite copies every page the statement changes into a statement journal, to undo this

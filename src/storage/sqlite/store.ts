@@ -144,8 +144,9 @@ export class SqliteStore implements Store {
   async open(): Promise<void> {
     preparePrivateFiles(this.options.dataDir, this.file);
     // The writer creates the file and applies the migrations before anything reads.
-    this.writer = await WriterThread.start({ file: this.file, sync: this.options.sync });
-    this.sessionCache = holdsDataDirLock(this.options.dataDir) ? new SessionCache() : null;
+    const alone = holdsDataDirLock(this.options.dataDir);
+    this.writer = await WriterThread.start({ file: this.file, sync: this.options.sync, hold: alone });
+    this.sessionCache = alone ? new SessionCache() : null;
     try {
       this.db = new Database(this.file, { readonly: true });
       this.db.pragma('busy_timeout = 5000');
@@ -234,11 +235,10 @@ export class SqliteStore implements Store {
     return doc && profileOf(doc);
   }
 
-  findProfileByIdentity(key: IdentityKey): Promise<ProfileRecord | null> {
-    return this.run(() => {
-      const doc = parseDoc<ProfileRecord>(this.stmt.findByIdentity.get(key.type, key.value));
-      return doc && profileOf(doc);
-    });
+  // On the writer, which holds the latest changes of profiles (held-profiles.ts).
+  async findProfileByIdentity(key: IdentityKey): Promise<ProfileRecord | null> {
+    const doc = parseDoc<ProfileRecord>(await this.onWriter('readProfileByIdentity', key.type, key.value));
+    return doc && profileOf(doc);
   }
 
   putProfileRule(rule: ProfileRule): Promise<string | null> {

@@ -5,6 +5,8 @@ import type { WriteOps } from './writes.js';
 export interface WriterData {
   file: string;
   sync: 'normal' | 'full';
+  /** Profile changes may be held (held-profiles.ts): no other process writes the store. */
+  hold: boolean;
 }
 
 export type WriteOp = keyof WriteOps;

@@ -11,19 +11,29 @@ import { Checkpointer } from './checkpointer.js';
 import { errorShape } from './errors.js';
 import type { WriterData, WriterReply, WriterRequest } from './writer-protocol.js';
 import { configureWriter, migrate, WAL_LIMIT_BYTES } from './connection.js';
+import { HOLD_MS } from './held-profiles.js';
 import { prepareWrites, type WriteOps } from './writes.js';
 
-const { file, sync } = workerData as WriterData;
+const { file, sync, hold } = workerData as WriterData;
 const port = parentPort!;
 
 let db: Database.Database;
 let ops: WriteOps;
 let checkpointer: Checkpointer;
+let flushing: NodeJS.Timeout | undefined;
 try {
   db = new Database(file);
   configureWriter(db, sync);
   migrate(db);
-  ops = prepareWrites(db);
+  ops = prepareWrites(db, hold);
+  // Held profiles are written once due even when no commit comes to do it.
+  flushing = setInterval(() => {
+    try {
+      ops.flushProfiles(false);
+    } catch {
+      // Busy or failing: the next commit or turn of the timer tries again.
+    }
+  }, HOLD_MS).unref();
   checkpointer = new Checkpointer(file, WAL_LIMIT_BYTES, {
     // Without its thread, this connection copies the log itself after commits, as SQLite does.
     onStopped: () => db.pragma('wal_autocheckpoint = 1000'),
@@ -58,6 +68,12 @@ port.on('message', (request: WriterRequest) => {
 });
 
 async function close(id: number): Promise<void> {
+  clearInterval(flushing);
+  try {
+    ops.flushProfiles(true);
+  } catch {
+    // They stay in the log, written when the store opens next.
+  }
   await checkpointer.close();
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');

@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import type { ProfileChange, ProfileRecord } from '../../model/records.js';
 import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js';
 import { applyVisit, newProfile } from '../../model/profiles.js';
+import { HOLD_MS } from './held-profiles.js';
 import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { prepareDestinationWrites } from './destination-writes.js';
@@ -20,10 +21,17 @@ import { decodeChange, runsOfRows, type EventRow, type RowOutcome, type WriteRow
 /** A stored session as read: its document, version, and the time of its latest request (or null). */
 type SessionRow = [doc: string, version: number, updateTime: string | null];
 
-/** The write operations, by name: what the service's thread may ask the writer thread to do. */
-export function prepareWrites(db: Database.Database) {
+/**
+ * The write operations, by name: what the service's thread may ask the writer thread to do. `hold`:
+ * profile changes may be held (held-profiles.ts). Profiles a crash left held are written first.
+ */
+export function prepareWrites(db: Database.Database, hold: boolean) {
   const s = writeStatements(db);
-  const profiles = profileWrites(s);
+  const profiles = profileWrites(s, hold);
+  db.transaction(() => {
+    profiles.reload();
+    profiles.flush('all');
+  }).immediate();
   const rejected = prepareRejectedWrites(db);
   // Runs are numbered in commit order and a number is never given twice, so that delivery can
   // follow them with a cursor: each transaction starts above every run stored or ever deleted
@@ -146,7 +154,7 @@ export function prepareWrites(db: Database.Database) {
     }
     const text: string | null = current && changed ? JSON.stringify(current) : null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
-    else if (text !== null) profiles.update(current!, text);
+    else if (text !== null) profiles.change(current!, text);
     for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob, runContext] of runs) {
       // A run names its session by seq only when the request counts as the session's activity (it
       // writes or touches the session): the newest such run is the session's latest request.
@@ -195,12 +203,25 @@ export function prepareWrites(db: Database.Database) {
   // and would fail at once instead of waiting for the lock.
   const batch = db.transaction((rows: WriteRow[]) => {
     nextRun = firstFree();
+    profiles.flush(Date.now() - HOLD_MS);
     return rows.map(apply);
   }).immediate;
   const single = db.transaction((row: WriteRow) => {
     nextRun = firstFree();
     return apply(row);
   }).immediate;
+
+  const flushTransaction = db.transaction((before: number | 'all') => profiles.flush(before)).immediate;
+  const eraseTransaction = db.transaction((id: string): ErasedCounts | null => profiles.erase(id)).immediate;
+  /** Runs a transaction that may write held profiles; if it fails, its holds are taken back. */
+  const undone = <T>(transaction: () => T): T => {
+    try {
+      return transaction();
+    } catch (error) {
+      profiles.reload();
+      throw error;
+    }
+  };
 
   return {
     ...prepareDestinationWrites(db, firstFree),
@@ -217,25 +238,38 @@ export function prepareWrites(db: Database.Database) {
     // A merged profile's id is an alias: it answers the survivor.
     readProfiles: db.transaction((ids: string[]): (string | null)[] =>
       ids.map((id) => {
-        const doc = s.getProfile.get(id) as string | undefined;
+        const doc = profiles.text(id);
         if (doc !== undefined) return doc;
         const target = s.aliasTarget.get(id) as string | undefined;
-        return target === undefined ? null : ((s.getProfile.get(target) as string | undefined) ?? null);
+        return target === undefined ? null : (profiles.text(target) ?? null);
       }),
     ),
+    /** The profile holding an identity, as JSON, or null. */
+    readProfileByIdentity(type: string, value: string): string | null {
+      const holder = s.identityHolder.get(type, value) as string | undefined;
+      return holder === undefined ? null : (profiles.text(holder) ?? null);
+    },
     commit(rows: WriteRow[]): RowOutcome[] {
       try {
         return batch(rows);
       } catch (error) {
+        // The transaction's holds went with it: hold again what the log holds.
+        profiles.reload();
         if (rows.length === 1) return [{ ok: false, error: errorShape(error) }];
         return rows.map((row): RowOutcome => {
           try {
             return single(row);
           } catch (rowError) {
+            profiles.reload();
             return { ok: false, error: errorShape(rowError) };
           }
         });
       }
+    },
+    /** Writes the held profiles that are due, or all of them (held-profiles.ts). */
+    flushProfiles(all: boolean): void {
+      if (!all && !profiles.due(Date.now())) return;
+      undone(() => flushTransaction(all ? 'all' : Date.now() - HOLD_MS));
     },
     putSource(id: string, doc: string): void {
       s.putSource.run(id, doc);
@@ -293,7 +327,7 @@ export function prepareWrites(db: Database.Database) {
         s.pruneRejectedBytes.run(maxBytes).changes
       );
     },
-    eraseProfile: db.transaction((id: string): ErasedCounts | null => profiles.erase(id)).immediate,
+    eraseProfile: (id: string): ErasedCounts | null => undone(() => eraseTransaction(id)),
   };
 }
 

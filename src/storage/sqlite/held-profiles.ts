@@ -1,0 +1,94 @@
+/**
+ * Profiles changed by recent commits whose row in `profiles` is not rewritten yet
+ * (docs/architecture.md#held-profiles). Each commit that changes a profile appends its new document
+ * to `profile_log` (the end of one table: no random page) and holds the record here; a hold is
+ * written to its row once it is older than `holdMs`, so a profile changed by many requests in that
+ * time is written once. The writer reads held profiles from here, so every read sees the latest
+ * commit; the log makes each hold durable, and opening the store writes what a crash left in it.
+ * Held only while this process holds the data folder's lock: nothing else writes the store then.
+ */
+import type { ProfileRecord } from '../../model/records.js';
+
+/** Most profiles held, and most characters of their documents: past either the oldest are written. */
+export const HOLD_BOUNDS = {
+  maxEntries: 10_000,
+  maxChars: 16 * 1024 * 1024,
+};
+
+/** How long a change may wait before its profile's row is written, in milliseconds. */
+export const HOLD_MS = 1_000;
+
+export interface Held {
+  record: ProfileRecord;
+  /** The record as JSON: what its row receives. */
+  text: string;
+  /** The `profile_log` row holding `text`. */
+  seq: number;
+  /** When it was held (Date.now()). */
+  at: number;
+}
+
+/**
+ * Oldest held first: Map keeps insertion order and every hold inserts again, with a larger log row
+ * than any held before. So the first entry holds the smallest log row still needed.
+ */
+export class HeldProfiles {
+  private readonly entries = new Map<string, Held>();
+  private chars = 0;
+
+  constructor(private readonly bounds = HOLD_BOUNDS) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(id: string): Held | undefined {
+    return this.entries.get(id);
+  }
+
+  hold(id: string, held: Held): void {
+    this.delete(id);
+    this.entries.set(id, held);
+    this.chars += held.text.length;
+  }
+
+  /** When the oldest hold was made (Infinity when nothing is held). */
+  get oldestAt(): number {
+    const first = this.entries.values().next();
+    return first.done ? Infinity : first.value.at;
+  }
+
+  /** The log rows below this one are no longer needed (Infinity when nothing is held). */
+  get firstNeeded(): number {
+    const first = this.entries.values().next();
+    return first.done ? Infinity : first.value.seq;
+  }
+
+  /**
+   * Takes out the holds to write now: all of them, or those held since before `before` and those
+   * past the bounds, oldest first.
+   */
+  take(before: number | 'all'): [string, Held][] {
+    const taken: [string, Held][] = [];
+    for (const [id, held] of this.entries) {
+      const over = this.entries.size > this.bounds.maxEntries || this.chars > this.bounds.maxChars;
+      if (before !== 'all' && held.at >= before && !over) break;
+      taken.push([id, held]);
+      this.delete(id);
+    }
+    return taken;
+  }
+
+  /** Forgets every hold (the log is read again: see profiles.ts). */
+  clear(): void {
+    this.entries.clear();
+    this.chars = 0;
+  }
+
+  private delete(id: string): void {
+    const held = this.entries.get(id);
+    if (held === undefined) return;
+    this.entries.delete(id);
+    this.chars -= held.text.length;
+  }
+}

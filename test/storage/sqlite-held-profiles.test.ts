@@ -1,0 +1,169 @@
+/**
+ * Held profiles of the embedded store (src/storage/sqlite/held-profiles.ts): a change is read at
+ * once, kept in the log until its row is written, written once due, when the store closes, and when
+ * a store opens on what a crash left; a transaction that fails takes its holds back with it.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test, type TestContext } from 'node:test';
+import Database from 'better-sqlite3';
+import type { ProfileOp } from '../../src/model/profile-ops.js';
+import { newProfile } from '../../src/model/profiles.js';
+import type { CommitResult, ProfileRecord, SessionRecord } from '../../src/model/records.js';
+import { lockDataDir } from '../../src/storage/sqlite/connection.js';
+import { HOLD_MS } from '../../src/storage/sqlite/held-profiles.js';
+import { SqliteStore } from '../../src/storage/sqlite/store.js';
+import { tempDir } from '../helpers.js';
+import { at, event, session } from './contract.js';
+
+const cleanups: (() => void)[] = [];
+after(() => {
+  for (const cleanup of cleanups.reverse()) cleanup();
+});
+
+/** A folder of its own, locked as the service locks it (holding needs it). */
+function folder(): string {
+  const dataDir = tempDir('collector-held-');
+  const release = lockDataDir(dataDir);
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }), release);
+  return dataDir;
+}
+
+async function opened(t: TestContext, dataDir: string): Promise<SqliteStore> {
+  const store = new SqliteStore({ dataDir, sync: 'normal', writeQueueLimit: 10_000 });
+  await store.open();
+  t.after(() => store.close());
+  return store;
+}
+
+/** What the file itself holds, read by another connection: the profile's row and the log. */
+function onDisk(dataDir: string, id: string): { traits: unknown; logged: number } {
+  const db = new Database(join(dataDir, 'collector.db'), { readonly: true });
+  try {
+    const doc = db.prepare('SELECT doc FROM profiles WHERE id = ?').pluck().get(id) as string;
+    const logged = db.prepare('SELECT count(*) FROM profile_log').pluck().get() as number;
+    return { traits: (JSON.parse(doc) as ProfileRecord).traits, logged };
+  } finally {
+    db.close();
+  }
+}
+
+function committed(result: CommitResult): void {
+  assert.equal(result.ok, true, JSON.stringify(result));
+}
+
+const increment: ProfileOp = { op: 'increment', path: ['traits', 'public', 'n'], value: 1 };
+
+/** Profile `id` with its session `s-<id>`. */
+async function create(store: SqliteStore, id: string): Promise<void> {
+  committed(
+    await store.commit({
+      session: { record: session(`s-${id}`, id), expectVersion: null },
+      profile: { op: 'create', record: newProfile(id, at(0)) },
+      events: [event(`e-${id}`, { session: { id: `s-${id}` }, profile: { id } })],
+    }),
+  );
+}
+
+/** One request of a known session: an event and its operations on the profile. */
+function changeOf(id: string, n: number, ops: ProfileOp[] = [increment], badSession = false) {
+  const eventId = `e-${id}-${n}`;
+  const bad = { ...session(`s-${id}`, id), id: null } as unknown as SessionRecord;
+  return {
+    session: badSession ? { record: bad, expectVersion: null } : undefined,
+    profile: { op: 'keep' as const, id, change: { at: at(n), steps: [{ event: eventId, ops }] } },
+    events: [event(eventId, { session: { id: `s-${id}` }, profile: { id } })],
+  };
+}
+
+const counted = async (store: SqliteStore, id: string) =>
+  ((await store.getProfile(id))?.traits.public as { n?: number } | undefined)?.n;
+
+describe('sqlite: held profiles', () => {
+  test('a change is read at once; its row is written when the store closes', async (t) => {
+    const dataDir = folder();
+    const store = await opened(t, dataDir);
+    await create(store, 'p1');
+    for (let n = 1; n <= 3; n++) committed(await store.commit(changeOf('p1', n)));
+    committed(
+      await store.commit(changeOf('p1', 4, [{ op: 'identify', type: 'email', value: 'a@example.com' }])),
+    );
+    assert.equal(await counted(store, 'p1'), 3);
+    assert.equal((await store.findProfileByIdentity({ type: 'email', value: 'a@example.com' }))?.id, 'p1');
+    // Attaching the identity wrote the profile at once, and every hold before it.
+    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 3 }, private: {} }, logged: 0 });
+
+    for (let n = 5; n <= 7; n++) committed(await store.commit(changeOf('p1', n)));
+    assert.equal(await counted(store, 'p1'), 6);
+    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 3 }, private: {} }, logged: 3 });
+    await store.close();
+    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 6 }, private: {} }, logged: 0 });
+  });
+
+  test('a hold is written once due, without another commit', async (t) => {
+    const dataDir = folder();
+    const store = await opened(t, dataDir);
+    await create(store, 'p1');
+    committed(await store.commit(changeOf('p1', 1)));
+    assert.equal(onDisk(dataDir, 'p1').logged, 1);
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS * 2.5));
+    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 1 }, private: {} }, logged: 0 });
+  });
+
+  test('what a crash leaves held is written when the store opens again', async (t) => {
+    const dataDir = folder();
+    const store = await opened(t, dataDir);
+    await create(store, 'p1');
+    await create(store, 'p2');
+    for (let n = 1; n <= 5; n++) {
+      committed(await store.commit(changeOf('p1', n)));
+      if (n % 2 === 0) committed(await store.commit(changeOf('p2', n)));
+    }
+    // The files as a crash of the process now would leave them: the database and its log.
+    const crashed = folder();
+    for (const suffix of ['', '-wal']) {
+      const file = join(dataDir, `collector.db${suffix}`);
+      if (existsSync(file)) copyFileSync(file, join(crashed, `collector.db${suffix}`));
+    }
+    assert.equal(onDisk(crashed, 'p1').logged, 7);
+    const reopened = await opened(t, crashed);
+    assert.equal(await counted(reopened, 'p1'), 5);
+    assert.equal(await counted(reopened, 'p2'), 2);
+    assert.deepEqual(onDisk(crashed, 'p1'), { traits: { public: { n: 5 }, private: {} }, logged: 0 });
+    assert.deepEqual(onDisk(crashed, 'p2').traits, { public: { n: 2 }, private: {} });
+  });
+
+  test('a write set that fails takes its change back; the others of its batch keep theirs', async (t) => {
+    const dataDir = folder();
+    const store = await opened(t, dataDir);
+    await create(store, 'p1');
+    await create(store, 'p2');
+    committed(await store.commit(changeOf('p1', 1)));
+    // One batch: the bad session fails its write set, after its profile change was held.
+    const [first, bad, last] = await Promise.allSettled([
+      store.commit(changeOf('p2', 2)),
+      store.commit(changeOf('p1', 3, [increment], true)),
+      store.commit(changeOf('p1', 4)),
+    ]);
+    assert.equal(first.status === 'fulfilled' && first.value.ok, true);
+    assert.match(bad.status === 'rejected' ? String(bad.reason) : 'committed', /NOT NULL/);
+    assert.equal(last.status === 'fulfilled' && last.value.ok, true);
+    assert.equal(await counted(store, 'p1'), 2);
+    assert.equal(await counted(store, 'p2'), 1);
+    await store.close();
+    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 2 }, private: {} }, logged: 0 });
+  });
+
+  test('erasing a held profile erases it for good', async (t) => {
+    const dataDir = folder();
+    const store = await opened(t, dataDir);
+    await create(store, 'p1');
+    committed(await store.commit(changeOf('p1', 1)));
+    assert.equal((await store.eraseProfile('p1'))?.profiles, 1);
+    assert.equal(await store.getProfile('p1'), null);
+    await store.close();
+    const reopened = await opened(t, dataDir);
+    assert.equal(await reopened.getProfile('p1'), null);
+  });
+});
