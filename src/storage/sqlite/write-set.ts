@@ -51,6 +51,22 @@ export function encodeChange(change: ProfileChange): string {
   return JSON.stringify([change.at, steps]);
 }
 
+/**
+ * Paths split before, by their dotted form: the rules' few paths come back with every change, and
+ * operations only read them (src/model/profile-ops.ts), so one array serves them all.
+ */
+const splitPaths = new Map<string, string[]>();
+const MAX_SPLIT_PATHS = 1_000;
+
+function splitPath(dotted: string): string[] {
+  let path = splitPaths.get(dotted);
+  if (path === undefined) {
+    path = Object.freeze(dotted.split('.')) as string[];
+    if (splitPaths.size < MAX_SPLIT_PATHS) splitPaths.set(dotted, path);
+  }
+  return path;
+}
+
 export function decodeChange(text: string): ProfileChange {
   const [at, steps] = JSON.parse(text) as [string, [string, OpTuple[]][]];
   return {
@@ -60,7 +76,7 @@ export function decodeChange(text: string): ProfileChange {
       ops: ops.map(([op, target, value]) => {
         if (op === 'identify') return { op, type: target, value } as ProfileOp;
         if (op === 'add_segment' || op === 'remove_segment') return { op, value } as ProfileOp;
-        return { op, path: target.split('.'), value } as ProfileOp;
+        return { op, path: splitPath(target), value } as ProfileOp;
       }),
     })),
   };
