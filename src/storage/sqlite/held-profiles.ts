@@ -8,6 +8,7 @@
  * Held only while this process holds the data folder's lock: nothing else writes the store then.
  */
 import type { ProfileRecord } from '../../model/records.js';
+import { TextMap } from './text-map.js';
 
 /** Most profiles held, and most characters of their documents: past either the oldest are written. */
 export const HOLD_BOUNDS = {
@@ -29,12 +30,11 @@ export interface Held {
 }
 
 /**
- * Oldest held first: Map keeps insertion order and every hold inserts again, with a larger log row
- * than any held before. So the first entry holds the smallest log row still needed.
+ * Oldest held first: every hold sets its entry last in the order, with a larger log row than any
+ * held before. So the first entry holds the smallest log row still needed.
  */
 export class HeldProfiles {
-  private readonly entries = new Map<string, Held>();
-  private chars = 0;
+  private readonly entries = new TextMap<Held>();
 
   constructor(private readonly bounds = HOLD_BOUNDS) {}
 
@@ -47,21 +47,17 @@ export class HeldProfiles {
   }
 
   hold(id: string, held: Held): void {
-    this.delete(id);
     this.entries.set(id, held);
-    this.chars += held.text.length;
   }
 
   /** When the oldest hold was made (Infinity when nothing is held). */
   get oldestAt(): number {
-    const first = this.entries.values().next();
-    return first.done ? Infinity : first.value.at;
+    return this.entries.first()?.[1].at ?? Infinity;
   }
 
   /** The log rows below this one are no longer needed (Infinity when nothing is held). */
   get firstNeeded(): number {
-    const first = this.entries.values().next();
-    return first.done ? Infinity : first.value.seq;
+    return this.entries.first()?.[1].seq ?? Infinity;
   }
 
   /**
@@ -71,10 +67,10 @@ export class HeldProfiles {
   take(before: number | 'all'): [string, Held][] {
     const taken: [string, Held][] = [];
     for (const [id, held] of this.entries) {
-      const over = this.entries.size > this.bounds.maxEntries || this.chars > this.bounds.maxChars;
+      const over = this.entries.size > this.bounds.maxEntries || this.entries.chars > this.bounds.maxChars;
       if (before !== 'all' && held.at >= before && !over) break;
       taken.push([id, held]);
-      this.delete(id);
+      this.entries.delete(id);
     }
     return taken;
   }
@@ -82,13 +78,5 @@ export class HeldProfiles {
   /** Forgets every hold (the log is read again: see profiles.ts). */
   clear(): void {
     this.entries.clear();
-    this.chars = 0;
-  }
-
-  private delete(id: string): void {
-    const held = this.entries.get(id);
-    if (held === undefined) return;
-    this.entries.delete(id);
-    this.chars -= held.text.length;
   }
 }

@@ -7,6 +7,7 @@
  * profile operations make new ones (src/model/profile-ops.ts).
  */
 import type { ProfileRecord } from '../../model/records.js';
+import { TextMap } from './text-map.js';
 
 /** Most profiles kept, most characters of their texts, and the longest text kept. */
 export const PARSED_PROFILE_BOUNDS = {
@@ -20,10 +21,9 @@ interface Entry {
   record: ProfileRecord;
 }
 
-/** Oldest written first out: Map keeps insertion order, and every write inserts again. */
+/** Oldest written first out: every write sets its entry last in the order. */
 export class ParsedProfiles {
-  private readonly entries = new Map<string, Entry>();
-  private chars = 0;
+  private readonly entries = new TextMap<Entry>();
 
   constructor(private readonly bounds = PARSED_PROFILE_BOUNDS) {}
 
@@ -39,19 +39,11 @@ export class ParsedProfiles {
 
   /** Keeps `record` as what `text`, stored for `id`, means. */
   set(id: string, text: string, record: ProfileRecord): void {
-    this.delete(id);
+    this.entries.delete(id);
     if (text.length > this.bounds.maxTextChars) return;
     this.entries.set(id, { text, record });
-    this.chars += text.length;
-    while (this.entries.size > this.bounds.maxEntries || this.chars > this.bounds.maxChars) {
-      this.delete(this.entries.keys().next().value!);
+    while (this.entries.size > this.bounds.maxEntries || this.entries.chars > this.bounds.maxChars) {
+      this.entries.delete(this.entries.first()![0]);
     }
-  }
-
-  private delete(id: string): void {
-    const entry = this.entries.get(id);
-    if (entry === undefined) return;
-    this.entries.delete(id);
-    this.chars -= entry.text.length;
   }
 }
