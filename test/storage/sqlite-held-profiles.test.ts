@@ -66,6 +66,14 @@ async function create(store: SqliteStore, id: string): Promise<void> {
   );
 }
 
+/** A store on a folder of its own, open, with these profiles stored. */
+async function withProfiles(t: TestContext, ...ids: string[]) {
+  const dataDir = folder();
+  const store = await opened(t, dataDir);
+  for (const id of ids) await create(store, id);
+  return { dataDir, store };
+}
+
 /**
  * One request of a known session: an event and its operations on the profile. `eventId`: an id
  * already stored makes the write set fail at its event run, after its profile change was held.
@@ -82,9 +90,7 @@ const counted = async (store: SqliteStore, id: string) =>
 
 describe('sqlite: held profiles', () => {
   test('a change is read at once; its row is written when the store closes', async (t) => {
-    const dataDir = folder();
-    const store = await opened(t, dataDir);
-    await create(store, 'p1');
+    const { dataDir, store } = await withProfiles(t, 'p1');
     for (let n = 1; n <= 3; n++) committed(await store.commit(changeOf('p1', n)));
     committed(
       await store.commit(changeOf('p1', 4, [{ op: 'identify', type: 'email', value: 'a@example.com' }])),
@@ -102,9 +108,7 @@ describe('sqlite: held profiles', () => {
   });
 
   test('a hold is written once due, without another commit', async (t) => {
-    const dataDir = folder();
-    const store = await opened(t, dataDir);
-    await create(store, 'p1');
+    const { dataDir, store } = await withProfiles(t, 'p1');
     committed(await store.commit(changeOf('p1', 1)));
     assert.equal(onDisk(dataDir, 'p1').logged, 1);
     await new Promise((resolve) => setTimeout(resolve, HOLD_MS * 2.5));
@@ -112,10 +116,7 @@ describe('sqlite: held profiles', () => {
   });
 
   test('what a crash leaves held is written when the store opens again', async (t) => {
-    const dataDir = folder();
-    const store = await opened(t, dataDir);
-    await create(store, 'p1');
-    await create(store, 'p2');
+    const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
     for (let n = 1; n <= 5; n++) {
       committed(await store.commit(changeOf('p1', n)));
       if (n % 2 === 0) committed(await store.commit(changeOf('p2', n)));
@@ -135,10 +136,7 @@ describe('sqlite: held profiles', () => {
   });
 
   test('a write set that fails takes its change back; the others of its batch keep theirs', async (t) => {
-    const dataDir = folder();
-    const store = await opened(t, dataDir);
-    await create(store, 'p1');
-    await create(store, 'p2');
+    const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
     committed(await store.commit(changeOf('p1', 1)));
     // The write sets queued behind the first are one batch; the bad one fails again when retried
     // alone, and the next one of the batch must not see its hold.
@@ -157,9 +155,7 @@ describe('sqlite: held profiles', () => {
   });
 
   test('erasing a held profile erases it for good', async (t) => {
-    const dataDir = folder();
-    const store = await opened(t, dataDir);
-    await create(store, 'p1');
+    const { dataDir, store } = await withProfiles(t, 'p1');
     committed(await store.commit(changeOf('p1', 1)));
     assert.equal((await store.eraseProfile('p1'))?.profiles, 1);
     assert.equal(await store.getProfile('p1'), null);
