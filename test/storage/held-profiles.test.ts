@@ -1,36 +1,45 @@
 /**
  * The writer's held profiles (src/storage/sqlite/held-profiles.ts): the oldest hold first, those
- * due or past the bounds taken out to be written, and the first log row still needed.
+ * due or past the bounds taken out to be written, and the first log row still needed; a profile
+ * held again keeps the time of its first held change, so it is due however often it changes.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newProfile } from '../../src/model/profiles.js';
-import { HeldProfiles, type Held } from '../../src/storage/sqlite/held-profiles.js';
+import { HeldProfiles, type Change, type Held } from '../../src/storage/sqlite/held-profiles.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
-function held(id: string, seq: number, at: number, size = 10): Held {
+function held(id: string, seq: number, at: number, size = 10): Change {
   return { record: newProfile(id, AT), text: 'x'.repeat(size), seq, at };
 }
 
 const ids = (taken: [string, Held][]) => taken.map(([id]) => id);
 
 describe('HeldProfiles', () => {
-  test('takes the holds made before a time, oldest first; a profile held again moves to the end', () => {
+  test('takes the holds made before a time, oldest first; a profile held again keeps its place', () => {
     const holds = new HeldProfiles();
     assert.equal(holds.firstNeeded, Infinity);
     assert.equal(holds.oldestAt, Infinity);
     holds.hold('a', held('a', 1, 100));
     holds.hold('b', held('b', 2, 200));
-    holds.hold('a', held('a', 3, 300));
+    holds.hold('a', held('a', 3, 300, 20));
     assert.equal(holds.size, 2);
-    assert.equal(holds.get('a')?.seq, 3);
-    // b's row (2) is the first needed: a's first row (1) is superseded by its row 3.
+    // a's latest change, with the time and log row of its first.
+    assert.deepEqual(
+      { seq: holds.get('a')?.seq, text: holds.get('a')?.text.length, at: holds.get('a')?.at },
+      { seq: 3, text: 20, at: 100 },
+    );
+    assert.equal(holds.firstNeeded, 1);
+    assert.equal(holds.oldestAt, 100);
+    assert.deepEqual(ids(holds.take(100)), []);
+    // Changed again at 300, a is still due at 150: its row waits no longer than its first change.
+    assert.deepEqual(ids(holds.take(150)), ['a']);
     assert.equal(holds.firstNeeded, 2);
-    assert.equal(holds.oldestAt, 200);
-    assert.deepEqual(ids(holds.take(200)), []);
+    holds.hold('a', held('a', 4, 400));
+    assert.equal(holds.get('a')?.at, 400);
     assert.deepEqual(ids(holds.take(250)), ['b']);
-    assert.equal(holds.firstNeeded, 3);
+    assert.equal(holds.firstNeeded, 4);
     assert.deepEqual(ids(holds.take('all')), ['a']);
     assert.equal(holds.size, 0);
     assert.equal(holds.firstNeeded, Infinity);
@@ -48,6 +57,9 @@ describe('HeldProfiles', () => {
     // Holding again replaces the document: its characters are counted once.
     byChars.hold('b', held('b', 4, 2_000, 100));
     assert.deepEqual(ids(byChars.take(0)), []);
-    assert.equal(byChars.firstNeeded, 3);
+    assert.equal(byChars.firstNeeded, 2);
+    // A longer document counts its own characters.
+    byChars.hold('c', held('c', 5, 2_001, 160));
+    assert.deepEqual(ids(byChars.take(0)), ['b']);
   });
 });

@@ -115,6 +115,20 @@ describe('sqlite: held profiles', () => {
     assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 1 }, private: {} }, logged: 0 });
   });
 
+  test('a profile changed more often than HOLD_MS still has its row written once due', async (t) => {
+    const { dataDir, store } = await withProfiles(t, 'p1');
+    // Ten changes a quarter of HOLD_MS apart: each comes before the one before it is due.
+    for (let n = 1; n <= 10; n++) {
+      if (n > 1) await new Promise((resolve) => setTimeout(resolve, HOLD_MS / 4));
+      committed(await store.commit(changeOf('p1', n)));
+    }
+    // The first change was due after HOLD_MS: a later commit wrote the row with what it held then.
+    const { traits } = onDisk(dataDir, 'p1');
+    const written = (traits as { public: { n?: number } }).public.n ?? 0;
+    assert.ok(written >= 4 && written < 10, `row written with n = ${written}`);
+    assert.equal(await counted(store, 'p1'), 10);
+  });
+
   test('what a crash leaves held is written when the store opens again', async (t) => {
     const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
     for (let n = 1; n <= 5; n++) {

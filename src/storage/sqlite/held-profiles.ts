@@ -1,10 +1,12 @@
 /**
  * Profiles changed by recent commits whose row in `profiles` is not rewritten yet
  * (docs/architecture.md#held-profiles). Each commit that changes a profile appends its new document
- * to `profile_log` (the end of one table: no random page) and holds the record here; a hold is
- * written to its row once it is older than `holdMs`, so a profile changed by many requests in that
- * time is written once. The writer reads held profiles from here, so every read sees the latest
- * commit; the log makes each hold durable, and opening the store writes what a crash left in it.
+ * to `profile_log` (the end of one table: no random page) and holds the record here; a profile's
+ * row is written once its first change since the row was last written is older than `holdMs`, so
+ * a profile changed by many requests in that time is written once, and a row is never more than
+ * about that behind, however often its profile changes. The writer reads held profiles from here,
+ * so every read sees the latest commit; the log makes each hold durable, and opening the store
+ * writes what a crash left in it.
  * Held only while this process holds the data folder's lock: nothing else writes the store then.
  */
 import type { ProfileRecord } from '../../model/records.js';
@@ -19,19 +21,29 @@ export const HOLD_BOUNDS = {
 /** How long a change may wait before its profile's row is written, in milliseconds. */
 export const HOLD_MS = 1_000;
 
-export interface Held {
+/** A change to hold: the profile's latest record, as a commit left it. */
+export interface Change {
   record: ProfileRecord;
   /** The record as JSON: what its row receives. */
   text: string;
   /** The `profile_log` row holding `text`. */
   seq: number;
-  /** When it was held (Date.now()). */
+  /** When it was committed (Date.now()). */
   at: number;
 }
 
 /**
- * Oldest held first: every hold sets its entry last in the order, with a larger log row than any
- * held before. So the first entry holds the smallest log row still needed.
+ * A held profile: its latest change, with the log row and the time of the first change held since
+ * its row was last written (`at` is that time).
+ */
+export interface Held extends Change {
+  firstSeq: number;
+}
+
+/**
+ * Held first, first in the order: a profile held again keeps its place and the time and log row of
+ * its first held change. Log rows grow with time, so the first entry has the smallest first log
+ * row, and no hold needs a row below it (each needs its latest, which is at least its first).
  */
 export class HeldProfiles {
   private readonly entries = new TextMap<Held>();
@@ -46,23 +58,25 @@ export class HeldProfiles {
     return this.entries.get(id);
   }
 
-  hold(id: string, held: Held): void {
-    this.entries.set(id, held);
+  hold(id: string, change: Change): void {
+    const before = this.entries.get(id);
+    if (before === undefined) this.entries.set(id, { ...change, firstSeq: change.seq });
+    else this.entries.replace(id, { ...change, at: before.at, firstSeq: before.firstSeq });
   }
 
-  /** When the oldest hold was made (Infinity when nothing is held). */
+  /** When the oldest held change was made (Infinity when nothing is held). */
   get oldestAt(): number {
     return this.entries.first()?.[1].at ?? Infinity;
   }
 
   /** The log rows below this one are no longer needed (Infinity when nothing is held). */
   get firstNeeded(): number {
-    return this.entries.first()?.[1].seq ?? Infinity;
+    return this.entries.first()?.[1].firstSeq ?? Infinity;
   }
 
   /**
-   * Takes out the holds to write now: all of them, or those held since before `before` and those
-   * past the bounds, oldest first.
+   * Takes out the holds to write now: all of them, or those whose first held change was made before
+   * `before` and those past the bounds, oldest first.
    */
   take(before: number | 'all'): [string, Held][] {
     const taken: [string, Held][] = [];
