@@ -97,14 +97,16 @@ describe('sqlite: held profiles', () => {
     );
     assert.equal(await counted(store, 'p1'), 3);
     assert.equal((await store.findProfileByIdentity({ type: 'email', value: 'a@example.com' }))?.id, 'p1');
-    // Attaching the identity wrote the profile at once, and every hold before it.
-    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 3 }, private: {} }, logged: 0 });
+    // Attaching the identity is held like any change: the row is as created, the log has four rows.
+    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: {}, private: {} }, logged: 4 });
 
     for (let n = 5; n <= 7; n++) committed(await store.commit(changeOf('p1', n)));
     assert.equal(await counted(store, 'p1'), 6);
-    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 3 }, private: {} }, logged: 3 });
+    assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: {}, private: {} }, logged: 7 });
     await store.close();
     assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 6 }, private: {} }, logged: 0 });
+    const reopened = await opened(t, dataDir);
+    assert.deepEqual((await reopened.getProfile('p1'))?.ids, [{ type: 'email', value: 'a@example.com' }]);
   });
 
   test('a hold is written once due, without another commit', async (t) => {
@@ -147,6 +149,47 @@ describe('sqlite: held profiles', () => {
     assert.equal(await counted(reopened, 'p2'), 2);
     assert.deepEqual(onDisk(crashed, 'p1'), { traits: { public: { n: 5 }, private: {} }, logged: 0 });
     assert.deepEqual(onDisk(crashed, 'p2').traits, { public: { n: 2 }, private: {} });
+  });
+
+  test('identities and a merge held when a crash comes are whole when the store opens again', async (t) => {
+    const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
+    const email: ProfileOp = { op: 'identify', type: 'email', value: 'a@example.com' };
+    committed(await store.commit(changeOf('p1', 1)));
+    committed(await store.commit(changeOf('p1', 2, [increment, email])));
+    committed(await store.commit(changeOf('p2', 3, [increment, increment])));
+    // p2 takes p1's email: p2 is merged into p1, which held it first.
+    const merged = await store.commit(changeOf('p2', 4, [email]));
+    assert.deepEqual(merged.ok && merged.merges, [{ merged: 'p2', into: 'p1' }]);
+    const before = await store.getProfile('p1');
+    assert.deepEqual(before?.ids, [{ type: 'email', value: 'a@example.com' }]);
+
+    const crashed = folder();
+    for (const suffix of ['', '-wal']) {
+      const file = join(dataDir, `collector.db${suffix}`);
+      if (existsSync(file)) copyFileSync(file, join(crashed, `collector.db${suffix}`));
+    }
+    const reopened = await opened(t, crashed);
+    assert.deepEqual(await reopened.getProfile('p1'), before);
+    // The merged id answers the survivor; its held documents did not bring it back.
+    assert.equal((await reopened.getProfile('p2'))?.id, 'p1');
+    assert.equal((await reopened.findProfileByIdentity({ type: 'email', value: 'a@example.com' }))?.id, 'p1');
+    assert.equal(onDisk(crashed, 'p1').logged, 0);
+  });
+
+  test('a profile merged into another stays gone, also after a rolled-back transaction', async (t) => {
+    const { store } = await withProfiles(t, 'p1', 'p2');
+    const email: ProfileOp = { op: 'identify', type: 'email', value: 'a@example.com' };
+    committed(await store.commit(changeOf('p1', 1, [email])));
+    committed(await store.commit(changeOf('p2', 2)));
+    const merged = await store.commit(changeOf('p2', 3, [email]));
+    assert.deepEqual(merged.ok && merged.merges, [{ merged: 'p2', into: 'p1' }]);
+    // A change to p2 is a conflict (the request re-resolves to the survivor), not a change to a ghost.
+    assert.deepEqual(await store.commit(changeOf('p2', 4)), { ok: false, conflict: 'profile' });
+    // A write set that fails rolls its transaction back: the writer holds again what the log holds,
+    // which still has p2's documents.
+    await assert.rejects(store.commit(changeOf('p1', 5, [increment], 'e-p1')), /UNIQUE/);
+    assert.deepEqual(await store.commit(changeOf('p2', 6)), { ok: false, conflict: 'profile' });
+    assert.equal(await counted(store, 'p1'), 1);
   });
 
   test('a write set that fails takes its change back; the others of its batch keep theirs', async (t) => {

@@ -64,6 +64,11 @@ export class HeldProfiles {
     else this.entries.replace(id, { ...change, at: before.at, firstSeq: before.firstSeq });
   }
 
+  /** Forgets a profile's hold (its profile is gone: merged into another). */
+  drop(id: string): void {
+    this.entries.delete(id);
+  }
+
   /** When the oldest held change was made (Infinity when nothing is held). */
   get oldestAt(): number {
     return this.entries.first()?.[1].at ?? Infinity;

@@ -60,18 +60,20 @@ export function profileWrites(s: Statements, hold: boolean) {
     if (first === Infinity) s.clearProfileLog.run();
     else s.trimProfileLog.run(first);
   };
-  /**
-   * Writes a stored profile's document at once (`text` is `record` as JSON): every held profile
-   * first, so that no log row older than this write is written over it when the store opens next.
-   */
-  const update = (record: ProfileRecord, doc: string) => {
-    flush('all');
-    write(record.id, record, doc);
+  /** A commit's new document of a stored profile: held when holding, else written at once. */
+  const change = (record: ProfileRecord, doc: string): void => {
+    if (!hold) {
+      write(record.id, record, doc);
+      return;
+    }
+    const seq = Number(s.logProfile.run(record.id, doc).lastInsertRowid);
+    held.hold(record.id, { record, text: doc, seq, at: Date.now() });
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
   const moveAll = (from: string, into: string) => {
-    flush('all');
+    // Its hold goes with its row. Its log rows stay until trimmed: reload() skips them.
+    held.drop(from);
     s.moveSessions.run({ into, from });
     for (const [run, docs] of s.profileRuns.all(from) as [number, string][]) {
       const events = JSON.parse(docs) as EventRecord[];
@@ -88,18 +90,9 @@ export function profileWrites(s: Statements, hold: boolean) {
   return {
     read,
     text,
-    update,
     flush,
 
-    /** A commit's new document of a stored profile: held when holding, else written at once. */
-    change(record: ProfileRecord, doc: string): void {
-      if (!hold) {
-        write(record.id, record, doc);
-        return;
-      }
-      const seq = Number(s.logProfile.run(record.id, doc).lastInsertRowid);
-      held.hold(record.id, { record, text: doc, seq, at: Date.now() });
-    },
+    change,
 
     /** True when a hold is older than `HOLD_MS` at `now`: flush(now - HOLD_MS) would write it. */
     due(now: number): boolean {
@@ -114,6 +107,8 @@ export function profileWrites(s: Statements, hold: boolean) {
       held.clear();
       const now = Date.now();
       for (const [seq, id, doc] of s.profileLog.all() as [number, string, string][]) {
+        // A profile merged into another since: its row is gone, and its log rows are left to trim.
+        if (s.profileExists.get(id) === undefined) continue;
         held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at: now });
       }
     },
@@ -161,7 +156,7 @@ export function profileWrites(s: Statements, hold: boolean) {
         }
       }
       if (dirty) {
-        update(result.profile, JSON.stringify(result.profile));
+        change(result.profile, JSON.stringify(result.profile));
         result.changed = true;
       }
       return result;
