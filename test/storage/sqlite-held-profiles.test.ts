@@ -131,6 +131,22 @@ describe('sqlite: held profiles', () => {
     assert.equal(await counted(store, 'p1'), 10);
   });
 
+  test('transactions that fail do not put a held row off', async (t) => {
+    const { dataDir, store } = await withProfiles(t, 'p1');
+    // Changes a quarter of HOLD_MS apart, and a write set that fails (its event is stored) after
+    // every second one: each failure makes the writer hold again what the log holds.
+    for (let n = 1; n <= 12; n++) {
+      if (n > 1) await new Promise((resolve) => setTimeout(resolve, HOLD_MS / 4));
+      committed(await store.commit(changeOf('p1', n)));
+      if (n % 2 === 0)
+        await assert.rejects(store.commit(changeOf('p1', 100 + n, [increment], 'e-p1')), /UNIQUE/);
+    }
+    const { traits } = onDisk(dataDir, 'p1');
+    const written = (traits as { public: { n?: number } }).public.n ?? 0;
+    assert.ok(written >= 4 && written < 12, `row written with n = ${written}`);
+    assert.equal(await counted(store, 'p1'), 12);
+  });
+
   test('what a crash leaves held is written when the store opens again', async (t) => {
     const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
     for (let n = 1; n <= 5; n++) {
@@ -170,7 +186,7 @@ describe('sqlite: held profiles', () => {
     }
     const reopened = await opened(t, crashed);
     assert.deepEqual(await reopened.getProfile('p1'), before);
-    // The merged id answers the survivor; its held documents did not bring it back.
+    // The merged id answers the survivor, which has the merged profile's data.
     assert.equal((await reopened.getProfile('p2'))?.id, 'p1');
     assert.equal((await reopened.findProfileByIdentity({ type: 'email', value: 'a@example.com' }))?.id, 'p1');
     assert.equal(onDisk(crashed, 'p1').logged, 0);

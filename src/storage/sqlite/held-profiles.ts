@@ -94,6 +94,11 @@ export class HeldProfiles {
     return taken;
   }
 
+  /** The holds, oldest first. */
+  [Symbol.iterator](): IterableIterator<[string, Held]> {
+    return this.entries[Symbol.iterator]();
+  }
+
   /** Forgets every hold (the log is read again: see profiles.ts). */
   clear(): void {
     this.entries.clear();

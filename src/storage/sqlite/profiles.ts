@@ -101,15 +101,20 @@ export function profileWrites(s: Statements, hold: boolean) {
 
     /**
      * Holds again what the log holds: after a rolled-back transaction (whose holds and writes were
-     * undone with it), and when the store opens (then `flush('all')` writes them).
+     * undone with it), and when the store opens (then `flush('all')` writes them). A profile held
+     * before keeps the time of its first held change, so failures cannot put its row off; one the
+     * failed transaction had taken out to write was due, and is due again.
      */
     reload(): void {
+      const since = new Map<string, number>();
+      for (const [id, holding] of held) since.set(id, holding.at);
       held.clear();
-      const now = Date.now();
+      const due = Date.now() - HOLD_MS - 1;
       for (const [seq, id, doc] of s.profileLog.all() as [number, string, string][]) {
         // A profile merged into another since: its row is gone, and its log rows are left to trim.
         if (s.profileExists.get(id) === undefined) continue;
-        held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at: now });
+        const record = profileOf(JSON.parse(doc) as ProfileRecord);
+        held.hold(id, { record, text: doc, seq, at: since.get(id) ?? due });
       }
     },
 
