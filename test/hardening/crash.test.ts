@@ -6,8 +6,9 @@
  * (whose response lists the stored event ids) and record every acknowledged id; the process is
  * killed with SIGKILL in the middle of the load. A new process on the same data folder must then
  * hold every acknowledged event, session and profile, open cleanly and keep accepting traffic. A
- * profile rule counts each profile's `crash-0` events: the counts of the acknowledged requests
- * survive too, though the profiles' rows may not have been written yet when the process died
+ * profile rule counts each profile's `crash-0` events and another attaches an identity of its
+ * session from `crash-1` events: the counts and identities of the acknowledged requests survive
+ * too, though the profiles' rows may not have been written yet when the process died
  * (src/storage/sqlite/held-profiles.ts).
  */
 import assert from 'node:assert/strict';
@@ -116,6 +117,8 @@ interface LoadResult {
   profiles: Set<string>;
   /** By profile: the `crash-0` events of its acknowledged requests, which the rule counts. */
   counted: Map<string, number>;
+  /** By profile: the email its acknowledged `crash-1` events identified it by (one per session). */
+  identified: Map<string, string>;
   statuses: Map<string, number>;
   inFlightAtKill: number;
 }
@@ -128,6 +131,7 @@ function runLoad(server: ServerProcess, isKilled: () => boolean) {
     sessions: new Set(),
     profiles: new Set(),
     counted: new Map(),
+    identified: new Map(),
     statuses: new Map(),
     inFlightAtKill: 0,
   };
@@ -136,14 +140,15 @@ function runLoad(server: ServerProcess, isKilled: () => boolean) {
 
   async function client(n: number): Promise<void> {
     for (let i = 0; !isKilled(); i++) {
+      const session = `crash-${n}-${Math.floor(i / 3)}`;
       const events = Array.from({ length: 1 + ((n + i) % 5) }, (_, k) => ({
         type: `crash-${k % 3}`,
-        properties: { client: n, request: i, k },
+        properties: { client: n, request: i, k, email: `${session}@example.com` },
       }));
       const body = {
         source: { id: 'crash-src' },
         // A new session every third request: both the first-visit and the known-session paths.
-        session: { id: `crash-${n}-${Math.floor(i / 3)}` },
+        session: { id: session },
         context: { client: n },
         options: { debugger: true },
         events,
@@ -168,6 +173,8 @@ function runLoad(server: ServerProcess, isKilled: () => boolean) {
           result.profiles.add(profileId);
           const counted = events.filter((e) => e.type === 'crash-0').length;
           result.counted.set(profileId, (result.counted.get(profileId) ?? 0) + counted);
+          if (events.some((e) => e.type === 'crash-1'))
+            result.identified.set(profileId, `${session}@example.com`);
         }
       } catch (error) {
         // Once the process is gone, requests fail: stop this client. Before that, an error is one.
@@ -245,6 +252,13 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
         operations: [{ op: 'increment', path: 'traits.public.counted' }],
       });
       assert.equal(rule.status, 200, JSON.stringify(rule.json));
+      const identify = await first.request('POST', '/profile-rule', {
+        id: 'identify',
+        name: 'Identify by the email of crash-1 events',
+        event_type: 'crash-1',
+        operations: [{ op: 'identify', type: 'email', from: 'properties.email' }],
+      });
+      assert.equal(identify.status, 200, JSON.stringify(identify.json));
 
       let killed = false;
       const load = runLoad(first, () => killed);
@@ -295,6 +309,18 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
           wrongCounts.push(`${id}: ${count}/${acknowledged}`);
         return true;
       });
+      // Each identity an acknowledged request attached is the profile's, in its record and its look-up.
+      const lostIdentities = await missing(new Set(result.identified.keys()), async (id) => {
+        const email = result.identified.get(id)!;
+        const read = await second.request('GET', `/profile/${encodeURIComponent(id)}`);
+        const ids = (read.json.ids ?? []) as Json[];
+        const found = await second.request(
+          'GET',
+          `/profiles?identity=${encodeURIComponent(`email:${email}`)}`,
+        );
+        const holder = (found.json.result as Json[] | undefined)?.[0]?.id;
+        return ids.some((key) => key.type === 'email' && key.value === email) && holder === id;
+      });
       const counts = {
         clients: CLIENTS,
         requests: result.requests,
@@ -308,6 +334,8 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
         lostSessions: lostSessions.length,
         profiles: result.profiles.size,
         lostProfiles: lostProfiles.length,
+        identified: result.identified.size,
+        lostIdentities: lostIdentities.length,
         statuses: Object.fromEntries(result.statuses),
       };
       t.diagnostic(`crash counts: ${JSON.stringify(counts)}`);
@@ -327,6 +355,12 @@ describe('crash durability: SIGKILL under load loses no acknowledged event', () 
         `${lostProfiles.length} acknowledged profiles are missing`,
       );
       assert.deepEqual(wrongCounts.slice(0, 10), [], `${wrongCounts.length} profiles lost counted events`);
+      assert.ok(result.identified.size > 0, 'no request attached an identity');
+      assert.deepEqual(
+        lostIdentities.slice(0, 10),
+        [],
+        `${lostIdentities.length} acknowledged identities are missing`,
+      );
       assert.ok(stored.size >= result.acknowledgedEvents.size);
 
       // 3. The restarted store works: health, a new /track, and the new event is readable.
