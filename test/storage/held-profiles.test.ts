@@ -1,55 +1,77 @@
 /**
- * The writer's held profiles (src/storage/sqlite/held-profiles.ts): the oldest hold first, those
- * due or past the bounds taken out to be written, and the first log row still needed; a profile
- * held again keeps the time of its first held change, so it is due however often it changes.
+ * The writer's held profiles (src/storage/sqlite/held-profiles.ts): a hold is due once its last
+ * change is HOLD_MS old, or its first held change MAX_HOLD_MS old, however often it changes; those
+ * past the bounds are taken out first; and the first log row still needed.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newProfile } from '../../src/model/profiles.js';
-import { HeldProfiles, type Change, type Held } from '../../src/storage/sqlite/held-profiles.js';
+import { HeldProfiles, HOLD_MS, MAX_HOLD_MS, type Held } from '../../src/storage/sqlite/held-profiles.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
-function held(id: string, seq: number, at: number, size = 10): Change {
+function held(id: string, seq: number, at: number, size = 10): Held {
   return { record: newProfile(id, AT), text: 'x'.repeat(size), seq, at };
 }
 
-const ids = (taken: [string, Held][]) => taken.map(([id]) => id);
+const ids = (taken: [string, Held][]) => taken.map(([id]) => id).sort();
 
 describe('HeldProfiles', () => {
-  test('takes the holds made before a time, oldest first; a profile held again keeps its place', () => {
+  test('a hold is due once its last change is HOLD_MS old; the first log row needed', () => {
     const holds = new HeldProfiles();
     assert.equal(holds.firstNeeded, Infinity);
-    assert.equal(holds.oldestAt, Infinity);
+    assert.equal(holds.due(0), false);
     holds.hold('a', held('a', 1, 100));
     holds.hold('b', held('b', 2, 200));
-    holds.hold('a', held('a', 3, 300, 20));
+    holds.hold('a', held('a', 3, 300));
     assert.equal(holds.size, 2);
-    // a's latest change, with the time and log row of its first.
-    assert.deepEqual(
-      { seq: holds.get('a')?.seq, text: holds.get('a')?.text.length, at: holds.get('a')?.at },
-      { seq: 3, text: 20, at: 100 },
-    );
+    assert.equal(holds.get('a')?.seq, 3);
+    assert.equal(holds.heldSince('a'), 100);
+    // a's first held row is still needed for nothing, but b's is: no row below 1 is.
     assert.equal(holds.firstNeeded, 1);
-    assert.equal(holds.oldestAt, 100);
-    assert.deepEqual(ids(holds.take(100)), []);
-    // Changed again at 300, a is still due at 150: its row waits no longer than its first change.
-    assert.deepEqual(ids(holds.take(150)), ['a']);
-    assert.equal(holds.firstNeeded, 2);
+    assert.equal(holds.due(200 + HOLD_MS), false);
+    assert.deepEqual(ids(holds.take(200 + HOLD_MS)), []);
+    assert.equal(holds.due(201 + HOLD_MS), true);
+    assert.deepEqual(ids(holds.take(201 + HOLD_MS)), ['b']);
+    assert.equal(holds.firstNeeded, 1);
+    assert.deepEqual(ids(holds.take(301 + HOLD_MS)), ['a']);
+    assert.equal(holds.firstNeeded, Infinity);
     holds.hold('a', held('a', 4, 400));
-    assert.equal(holds.get('a')?.at, 400);
-    assert.deepEqual(ids(holds.take(250)), ['b']);
-    assert.equal(holds.firstNeeded, 4);
+    assert.equal(holds.heldSince('a'), 400);
     assert.deepEqual(ids(holds.take('all')), ['a']);
     assert.equal(holds.size, 0);
-    assert.equal(holds.firstNeeded, Infinity);
+  });
+
+  test('a profile changed more often than HOLD_MS is due once held MAX_HOLD_MS', () => {
+    const holds = new HeldProfiles();
+    holds.hold('a', held('a', 1, 0));
+    holds.hold('b', held('b', 2, 10));
+    for (let at = 100, seq = 3; at <= MAX_HOLD_MS + 100; at += 100) {
+      holds.hold('a', held('a', seq++, at));
+      holds.hold('b', held('b', seq++, at + 10));
+      assert.deepEqual(ids(holds.take(at + 10)), at + 10 > MAX_HOLD_MS ? ['a'] : [], `at ${at}`);
+      if (holds.get('a') === undefined) break;
+    }
+    assert.deepEqual(ids(holds.take(MAX_HOLD_MS + 11)), ['b']);
+  });
+
+  test('a profile that is no more is dropped, and with it the log rows only it needed', () => {
+    const holds = new HeldProfiles();
+    holds.hold('a', held('a', 1, 0));
+    holds.hold('b', held('b', 2, 0));
+    holds.drop('a');
+    assert.equal(holds.get('a'), undefined);
+    assert.equal(holds.firstNeeded, 2);
+    assert.deepEqual(ids(holds.take('all')), ['b']);
   });
 
   test('past its bounds the oldest holds are taken, due or not', () => {
     const byCount = new HeldProfiles({ maxEntries: 3, maxChars: 1_000 });
     for (const [i, id] of ['a', 'b', 'c', 'd', 'e'].entries()) byCount.hold(id, held(id, i + 1, 1_000 + i));
+    assert.equal(byCount.due(0), true);
     assert.deepEqual(ids(byCount.take(0)), ['a', 'b']);
     assert.equal(byCount.size, 3);
+    assert.equal(byCount.due(0), false);
 
     const byChars = new HeldProfiles({ maxEntries: 100, maxChars: 250 });
     for (const [i, id] of ['a', 'b', 'c'].entries()) byChars.hold(id, held(id, i + 1, 1_000 + i, 100));
@@ -58,8 +80,8 @@ describe('HeldProfiles', () => {
     byChars.hold('b', held('b', 4, 2_000, 100));
     assert.deepEqual(ids(byChars.take(0)), []);
     assert.equal(byChars.firstNeeded, 2);
-    // A longer document counts its own characters.
-    byChars.hold('c', held('c', 5, 2_001, 160));
-    assert.deepEqual(ids(byChars.take(0)), ['b']);
+    // A longer document counts its own characters; the least recently changed goes first.
+    byChars.hold('b', held('b', 5, 2_001, 160));
+    assert.deepEqual(ids(byChars.take(0)), ['c']);
   });
 });

@@ -12,7 +12,7 @@ import type { ProfileOp } from '../../src/model/profile-ops.js';
 import { newProfile } from '../../src/model/profiles.js';
 import type { CommitResult, ProfileRecord } from '../../src/model/records.js';
 import { lockDataDir } from '../../src/storage/sqlite/connection.js';
-import { HOLD_MS } from '../../src/storage/sqlite/held-profiles.js';
+import { HOLD_MS, MAX_HOLD_MS } from '../../src/storage/sqlite/held-profiles.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import { tempDir } from '../helpers.js';
 import { at, event, session } from './contract.js';
@@ -117,34 +117,39 @@ describe('sqlite: held profiles', () => {
     assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 1 }, private: {} }, logged: 0 });
   });
 
-  test('a profile changed more often than HOLD_MS still has its row written once due', async (t) => {
-    const { dataDir, store } = await withProfiles(t, 'p1');
-    // Ten changes a quarter of HOLD_MS apart: each comes before the one before it is due.
-    for (let n = 1; n <= 10; n++) {
+  /**
+   * Changes of p1 a quarter of HOLD_MS apart for a little over MAX_HOLD_MS, each before the one
+   * before it is due, and `between` after each; the row's count, read from the file at the end.
+   */
+  async function changedOften(store: SqliteStore, dataDir: string, between: (n: number) => Promise<void>) {
+    const changes = Math.ceil(MAX_HOLD_MS / (HOLD_MS / 4)) + 4;
+    for (let n = 1; n <= changes; n++) {
       if (n > 1) await new Promise((resolve) => setTimeout(resolve, HOLD_MS / 4));
       committed(await store.commit(changeOf('p1', n)));
+      await between(n);
     }
-    // The first change was due after HOLD_MS: a later commit wrote the row with what it held then.
+    assert.equal(await counted(store, 'p1'), changes);
     const { traits } = onDisk(dataDir, 'p1');
-    const written = (traits as { public: { n?: number } }).public.n ?? 0;
-    assert.ok(written >= 4 && written < 10, `row written with n = ${written}`);
-    assert.equal(await counted(store, 'p1'), 10);
+    return { changes, written: (traits as { public: { n?: number } }).public.n ?? 0 };
+  }
+
+  test('a profile changed more often than HOLD_MS has its row written once held MAX_HOLD_MS', async (t) => {
+    const { dataDir, store } = await withProfiles(t, 'p1');
+    const { changes, written } = await changedOften(store, dataDir, async () => {});
+    // A commit after the first change was MAX_HOLD_MS old wrote the row with what it held then.
+    assert.ok(written >= 4 && written < changes, `row written with n = ${written}`);
   });
 
   test('transactions that fail do not put a held row off', async (t) => {
     const { dataDir, store } = await withProfiles(t, 'p1');
-    // Changes a quarter of HOLD_MS apart, and a write set that fails (its event is stored) after
-    // every second one: each failure makes the writer hold again what the log holds.
-    for (let n = 1; n <= 12; n++) {
-      if (n > 1) await new Promise((resolve) => setTimeout(resolve, HOLD_MS / 4));
-      committed(await store.commit(changeOf('p1', n)));
-      if (n % 2 === 0)
-        await assert.rejects(store.commit(changeOf('p1', 100 + n, [increment], 'e-p1')), /UNIQUE/);
-    }
-    const { traits } = onDisk(dataDir, 'p1');
-    const written = (traits as { public: { n?: number } }).public.n ?? 0;
-    assert.ok(written >= 4 && written < 12, `row written with n = ${written}`);
-    assert.equal(await counted(store, 'p1'), 12);
+    // A write set that fails (its event is stored) after every second change: each failure makes
+    // the writer hold again what the log holds.
+    const { changes, written } = await changedOften(store, dataDir, async (n) => {
+      if (n % 2 === 0) {
+        await assert.rejects(store.commit(changeOf('p1', 1000 + n, [increment], 'e-p1')), /UNIQUE/);
+      }
+    });
+    assert.ok(written >= 4 && written < changes, `row written with n = ${written}`);
   });
 
   test('what a crash leaves held is written when the store opens again', async (t) => {

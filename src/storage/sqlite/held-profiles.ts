@@ -1,12 +1,12 @@
 /**
  * Profiles changed by recent commits whose row in `profiles` is not rewritten yet
  * (docs/architecture.md#held-profiles). Each commit that changes a profile appends its new document
- * to `profile_log` (the end of one table: no random page) and holds the record here; a profile's
- * row is written once its first change since the row was last written is older than `holdMs`, so
- * a profile changed by many requests in that time is written once, and a row is never more than
- * about that behind, however often its profile changes. The writer reads held profiles from here,
- * so every read sees the latest commit; the log makes each hold durable, and opening the store
- * writes what a crash left in it.
+ * to `profile_log` (the end of one table: no random page) and holds the record here. A profile's
+ * row is written once its last change is `HOLD_MS` old, so a profile changed by many requests in
+ * that time is written once; and once its first change since the row was last written is
+ * `MAX_HOLD_MS` old, so that a row is never further behind than that, however often its profile
+ * changes. The writer reads held profiles from here, so every read sees the latest commit; the log
+ * makes each hold durable, and opening the store writes what a crash left in it.
  * Held only while this process holds the data folder's lock: nothing else writes the store then.
  */
 import type { ProfileRecord } from '../../model/records.js';
@@ -18,11 +18,14 @@ export const HOLD_BOUNDS = {
   maxChars: 16 * 1024 * 1024,
 };
 
-/** How long a change may wait before its profile's row is written, in milliseconds. */
+/** How long a profile's row waits after its last change, in milliseconds. */
 export const HOLD_MS = 1_000;
 
+/** How long a profile's row waits after its first change since it was last written, at most. */
+export const MAX_HOLD_MS = 5_000;
+
 /** A change to hold: the profile's latest record, as a commit left it. */
-export interface Change {
+export interface Held {
   record: ProfileRecord;
   /** The record as JSON: what its row receives. */
   text: string;
@@ -32,75 +35,96 @@ export interface Change {
   at: number;
 }
 
-/**
- * A held profile: its latest change, with the log row and the time of the first change held since
- * its row was last written (`at` is that time).
- */
-export interface Held extends Change {
-  firstSeq: number;
+/** The first change held since a profile's row was last written: its log row and time. */
+interface First {
+  seq: number;
+  at: number;
 }
 
 /**
- * Held first, first in the order: a profile held again keeps its place and the time and log row of
- * its first held change. Log rows grow with time, so the first entry has the smallest first log
- * row, and no hold needs a row below it (each needs its latest, which is at least its first).
+ * Two orders of the same profiles. `latest`: by last change, a profile held again moving to the end.
+ * `first`: by first held change, a profile held again keeping its place; log rows grow with time,
+ * so its first entry has the smallest first log row, and no hold needs a row below it (each needs
+ * its latest, which is at least its first).
  */
 export class HeldProfiles {
-  private readonly entries = new TextMap<Held>();
+  private readonly latest = new TextMap<Held>();
+  private readonly first = new Map<string, First>();
 
   constructor(private readonly bounds = HOLD_BOUNDS) {}
 
   get size(): number {
-    return this.entries.size;
+    return this.latest.size;
   }
 
   get(id: string): Held | undefined {
-    return this.entries.get(id);
+    return this.latest.get(id);
   }
 
-  hold(id: string, change: Change): void {
-    const before = this.entries.get(id);
-    if (before === undefined) this.entries.set(id, { ...change, firstSeq: change.seq });
-    else this.entries.replace(id, { ...change, at: before.at, firstSeq: before.firstSeq });
+  /** Holds a change; `since`: the time of the profile's first held change when it is not now held. */
+  hold(id: string, held: Held, since = held.at): void {
+    this.latest.set(id, held);
+    if (!this.first.has(id)) this.first.set(id, { seq: held.seq, at: since });
+  }
+
+  /** When the first held change of `id` was made, if it is held. */
+  heldSince(id: string): number | undefined {
+    return this.first.get(id)?.at;
   }
 
   /** Forgets a profile's hold (its profile is gone: merged into another). */
   drop(id: string): void {
-    this.entries.delete(id);
+    this.latest.delete(id);
+    this.first.delete(id);
   }
 
-  /** When the oldest held change was made (Infinity when nothing is held). */
-  get oldestAt(): number {
-    return this.entries.first()?.[1].at ?? Infinity;
+  /** True when take(now) would take a hold. */
+  due(now: number): boolean {
+    const idle = this.latest.first()?.[1].at ?? Infinity;
+    const oldest = this.first.values().next().value?.at ?? Infinity;
+    return idle < now - HOLD_MS || oldest < now - MAX_HOLD_MS || this.over();
   }
 
   /** The log rows below this one are no longer needed (Infinity when nothing is held). */
   get firstNeeded(): number {
-    return this.entries.first()?.[1].firstSeq ?? Infinity;
+    return this.first.values().next().value?.seq ?? Infinity;
   }
 
   /**
-   * Takes out the holds to write now: all of them, or those whose first held change was made before
-   * `before` and those past the bounds, oldest first.
+   * Takes out the holds to write now: all of them, or at `now` those whose last change is `HOLD_MS`
+   * old, those whose first held change is `MAX_HOLD_MS` old, and the oldest past the bounds.
    */
-  take(before: number | 'all'): [string, Held][] {
+  take(now: number | 'all'): [string, Held][] {
     const taken: [string, Held][] = [];
-    for (const [id, held] of this.entries) {
-      const over = this.entries.size > this.bounds.maxEntries || this.entries.chars > this.bounds.maxChars;
-      if (before !== 'all' && held.at >= before && !over) break;
+    const out = (id: string, held: Held) => {
       taken.push([id, held]);
-      this.entries.delete(id);
+      this.drop(id);
+    };
+    if (now !== 'all') {
+      for (const [id, first] of this.first) {
+        if (first.at >= now - MAX_HOLD_MS) break;
+        out(id, this.latest.get(id)!);
+      }
+    }
+    for (const [id, held] of this.latest) {
+      if (now !== 'all' && held.at >= now - HOLD_MS && !this.over()) break;
+      out(id, held);
     }
     return taken;
   }
 
-  /** The holds, oldest first. */
+  /** The holds, by last change, oldest first. */
   [Symbol.iterator](): IterableIterator<[string, Held]> {
-    return this.entries[Symbol.iterator]();
+    return this.latest[Symbol.iterator]();
   }
 
   /** Forgets every hold (the log is read again: see profiles.ts). */
   clear(): void {
-    this.entries.clear();
+    this.latest.clear();
+    this.first.clear();
+  }
+
+  private over(): boolean {
+    return this.latest.size > this.bounds.maxEntries || this.latest.chars > this.bounds.maxChars;
   }
 }

@@ -9,7 +9,7 @@ import { mergeProfiles } from '../../model/profile-merge.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
-import { HeldProfiles, HOLD_MS } from './held-profiles.js';
+import { HeldProfiles, MAX_HOLD_MS } from './held-profiles.js';
 import { ParsedProfiles } from './parsed-profiles.js';
 import type { writeStatements } from './statements.js';
 
@@ -49,11 +49,11 @@ export function profileWrites(s: Statements, hold: boolean) {
     parsed.set(id, doc, record);
   };
   /**
-   * Writes the held profiles due (held since before `before`, or past the bounds), or all of them,
-   * to their rows, and drops the log rows no hold needs any more.
+   * Writes the held profiles due at `now` (held-profiles.ts: take), or all of them, to their rows,
+   * and drops the log rows no hold needs any more.
    */
-  const flush = (before: number | 'all') => {
-    const taken = held.take(before);
+  const flush = (now: number | 'all') => {
+    const taken = held.take(now);
     if (taken.length === 0) return;
     for (const [id, holding] of taken) write(id, holding.record, holding.text);
     const first = held.firstNeeded;
@@ -94,27 +94,27 @@ export function profileWrites(s: Statements, hold: boolean) {
 
     change,
 
-    /** True when a hold is older than `HOLD_MS` at `now`: flush(now - HOLD_MS) would write it. */
+    /** True when flush(now) would write a profile. */
     due(now: number): boolean {
-      return held.oldestAt < now - HOLD_MS;
+      return held.due(now);
     },
 
     /**
      * Holds again what the log holds: after a rolled-back transaction (whose holds and writes were
      * undone with it), and when the store opens (then `flush('all')` writes them). A profile held
-     * before keeps the time of its first held change, so failures cannot put its row off; one the
-     * failed transaction had taken out to write was due, and is due again.
+     * before keeps the times of its changes, so failures cannot put its row off; one the failed
+     * transaction had taken out to write was due, and is due again.
      */
     reload(): void {
-      const since = new Map<string, number>();
-      for (const [id, holding] of held) since.set(id, holding.at);
+      const before = new Map<string, [at: number, since: number]>();
+      for (const [id, holding] of held) before.set(id, [holding.at, held.heldSince(id)!]);
       held.clear();
-      const due = Date.now() - HOLD_MS - 1;
+      const due = Date.now() - MAX_HOLD_MS - 1;
       for (const [seq, id, doc] of s.profileLog.all() as [number, string, string][]) {
         // A profile merged into another since: its row is gone, and its log rows are left to trim.
         if (s.profileExists.get(id) === undefined) continue;
-        const record = profileOf(JSON.parse(doc) as ProfileRecord);
-        held.hold(id, { record, text: doc, seq, at: since.get(id) ?? due });
+        const [at, since] = before.get(id) ?? [due, due];
+        held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at }, since);
       }
     },
 

@@ -1,8 +1,7 @@
 /**
  * The bookkeeping the writer's bounded maps of profiles share (parsed-profiles.ts,
- * held-profiles.ts): entries in the order they were set (last set, or first set when replaced in
- * place), each with a text, and the characters of all those texts, so that a map can keep within a
- * budget of entries and characters.
+ * held-profiles.ts): entries in the order they were last set, each with a text, and the characters
+ * of all those texts, so that a map can keep within a budget of entries and characters.
  */
 export class TextMap<E extends { text: string }> {
   private readonly entries = new Map<string, E>();
@@ -24,14 +23,6 @@ export class TextMap<E extends { text: string }> {
   /** Sets the entry of `id` last in the order, in place of any it had. */
   set(id: string, entry: E): void {
     this.delete(id);
-    this.entries.set(id, entry);
-    this.total += entry.text.length;
-  }
-
-  /** Replaces the entry of `id` where it is in the order, or sets it last when it has none. */
-  replace(id: string, entry: E): void {
-    const old = this.entries.get(id);
-    if (old !== undefined) this.total -= old.text.length;
     this.entries.set(id, entry);
     this.total += entry.text.length;
   }

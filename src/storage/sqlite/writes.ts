@@ -9,7 +9,6 @@ import type Database from 'better-sqlite3';
 import type { ProfileChange, ProfileRecord } from '../../model/records.js';
 import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js';
 import { applyVisit, newProfile } from '../../model/profiles.js';
-import { HOLD_MS } from './held-profiles.js';
 import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { prepareDestinationWrites } from './destination-writes.js';
@@ -203,7 +202,7 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
   // and would fail at once instead of waiting for the lock.
   const batch = db.transaction((rows: WriteRow[]) => {
     nextRun = firstFree();
-    profiles.flush(Date.now() - HOLD_MS);
+    profiles.flush(Date.now());
     return rows.map(apply);
   }).immediate;
   const single = db.transaction((row: WriteRow) => {
@@ -211,7 +210,7 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     return apply(row);
   }).immediate;
 
-  const flushTransaction = db.transaction((before: number | 'all') => profiles.flush(before)).immediate;
+  const flushTransaction = db.transaction((now: number | 'all') => profiles.flush(now)).immediate;
   const eraseTransaction = db.transaction((id: string): ErasedCounts | null => profiles.erase(id)).immediate;
   /** Runs a transaction that may write held profiles; if it fails, its holds are taken back. */
   const undone = <T>(transaction: () => T): T => {
@@ -269,7 +268,7 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     /** Writes the held profiles that are due, or all of them (held-profiles.ts). */
     flushProfiles(all: boolean): void {
       if (!all && !profiles.due(Date.now())) return;
-      undone(() => flushTransaction(all ? 'all' : Date.now() - HOLD_MS));
+      undone(() => flushTransaction(all ? 'all' : Date.now()));
     },
     putSource(id: string, doc: string): void {
       s.putSource.run(id, doc);
