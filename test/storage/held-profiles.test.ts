@@ -26,7 +26,6 @@ describe('HeldProfiles', () => {
     holds.hold('a', held('a', 3, 300));
     assert.equal(holds.size, 2);
     assert.equal(holds.get('a')?.seq, 3);
-    assert.equal(holds.heldSince('a'), 100);
     // a's first held row is still needed for nothing, but b's is: no row below 1 is.
     assert.equal(holds.firstNeeded, 1);
     assert.equal(holds.due(200 + HOLD_MS), false);
@@ -36,8 +35,10 @@ describe('HeldProfiles', () => {
     assert.equal(holds.firstNeeded, 1);
     assert.deepEqual(ids(holds.take(301 + HOLD_MS)), ['a']);
     assert.equal(holds.firstNeeded, Infinity);
+    // Held again after its row was written: its first held change is this one.
     holds.hold('a', held('a', 4, 400));
-    assert.equal(holds.heldSince('a'), 400);
+    assert.equal(holds.firstNeeded, 4);
+    assert.deepEqual(ids(holds.take(399 + HOLD_MS)), []);
     assert.deepEqual(ids(holds.take('all')), ['a']);
     assert.equal(holds.size, 0);
   });

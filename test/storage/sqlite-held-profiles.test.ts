@@ -152,6 +152,31 @@ describe('sqlite: held profiles', () => {
     assert.ok(written >= 4 && written < changes, `row written with n = ${written}`);
   });
 
+  test('after a failed transaction every hold keeps its place and time', async (t) => {
+    const { dataDir, store } = await withProfiles(t, 'a', 'b', 'c');
+    const n = new Map<string, number>();
+    const change = async (id: string) => {
+      n.set(id, (n.get(id) ?? 0) + 1);
+      committed(await store.commit(changeOf(id, n.get(id)!)));
+    };
+    // a and c change every quarter of HOLD_MS from the start; b at the start, then rests (its row
+    // is written, while a still needs the log's first row), then changes again from 2.5 × HOLD_MS;
+    // a write set fails at 3 × HOLD_MS.
+    const ticks = Math.ceil(MAX_HOLD_MS / (HOLD_MS / 4)) + 3;
+    for (let tick = 0; tick < ticks; tick++) {
+      if (tick > 0) await new Promise((resolve) => setTimeout(resolve, HOLD_MS / 4));
+      await change('a');
+      if (tick === 0 || tick >= 10) await change('b');
+      await change('c');
+      if (tick === 12) await assert.rejects(store.commit(changeOf('a', 1000, [increment], 'e-a')), /UNIQUE/);
+    }
+    // c's first change is more than MAX_HOLD_MS old: its row is written, b's new changes
+    // notwithstanding.
+    const written = (onDisk(dataDir, 'c').traits as { public: { n?: number } }).public.n ?? 0;
+    assert.ok(written >= 4 && written < n.get('c')!, `c's row written with n = ${written}`);
+    for (const id of ['a', 'b', 'c']) assert.equal(await counted(store, id), n.get(id));
+  });
+
   test('what a crash leaves held is written when the store opens again', async (t) => {
     const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
     for (let n = 1; n <= 5; n++) {

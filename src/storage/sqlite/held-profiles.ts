@@ -61,15 +61,10 @@ export class HeldProfiles {
     return this.latest.get(id);
   }
 
-  /** Holds a change; `since`: the time of the profile's first held change when it is not now held. */
-  hold(id: string, held: Held, since = held.at): void {
+  /** Holds a profile's latest change (a later one than any it holds). */
+  hold(id: string, held: Held): void {
     this.latest.set(id, held);
-    if (!this.first.has(id)) this.first.set(id, { seq: held.seq, at: since });
-  }
-
-  /** When the first held change of `id` was made, if it is held. */
-  heldSince(id: string): number | undefined {
-    return this.first.get(id)?.at;
+    if (!this.first.has(id)) this.first.set(id, { seq: held.seq, at: held.at });
   }
 
   /** Forgets a profile's hold (its profile is gone: merged into another). */
@@ -111,11 +106,6 @@ export class HeldProfiles {
       out(id, held);
     }
     return taken;
-  }
-
-  /** The holds, by last change, oldest first. */
-  [Symbol.iterator](): IterableIterator<[string, Held]> {
-    return this.latest[Symbol.iterator]();
   }
 
   /** Forgets every hold (the log is read again: see profiles.ts). */

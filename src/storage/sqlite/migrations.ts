@@ -233,3 +233,9 @@ migrations.push(`
 migrations.push(`
   CREATE TABLE profile_log (seq INTEGER PRIMARY KEY, profile_id TEXT NOT NULL, doc TEXT NOT NULL);
 `);
+
+// Held profiles: when each change was committed (milliseconds), so that holds read again from the
+// log after a rolled-back transaction keep their times.
+migrations.push(`
+  ALTER TABLE profile_log ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+`);

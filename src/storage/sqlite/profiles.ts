@@ -9,7 +9,7 @@ import { mergeProfiles } from '../../model/profile-merge.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
-import { HeldProfiles, MAX_HOLD_MS } from './held-profiles.js';
+import { HeldProfiles } from './held-profiles.js';
 import { ParsedProfiles } from './parsed-profiles.js';
 import type { writeStatements } from './statements.js';
 
@@ -66,13 +66,14 @@ export function profileWrites(s: Statements, hold: boolean) {
       write(record.id, record, doc);
       return;
     }
-    const seq = Number(s.logProfile.run(record.id, doc).lastInsertRowid);
-    held.hold(record.id, { record, text: doc, seq, at: Date.now() });
+    const at = Date.now();
+    const seq = Number(s.logProfile.run(record.id, doc, at).lastInsertRowid);
+    held.hold(record.id, { record, text: doc, seq, at });
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
   const moveAll = (from: string, into: string) => {
-    // Its hold goes with its row. Its log rows stay until trimmed: reload() skips them.
+    // Its hold goes with its row. Its log rows stay until trimmed; reload() does not read them.
     held.drop(from);
     s.moveSessions.run({ into, from });
     for (const [run, docs] of s.profileRuns.all(from) as [number, string][]) {
@@ -100,21 +101,17 @@ export function profileWrites(s: Statements, hold: boolean) {
     },
 
     /**
-     * Holds again what the log holds: after a rolled-back transaction (whose holds and writes were
-     * undone with it), and when the store opens (then `flush('all')` writes them). A profile held
-     * before keeps the times of its changes, so failures cannot put its row off; one the failed
-     * transaction had taken out to write was due, and is due again.
+     * Holds again what the log holds, as the last commit left it: after a rolled-back transaction
+     * (whose holds and writes were undone with it), and when the store opens (then `flush('all')`
+     * writes them). Each change keeps the time it was committed at. The rows of profiles merged
+     * into another since are not read; rows a profile's row already has (left for trimming) are
+     * held again with their own times, so that profile's row is written again with the same
+     * document, soon.
      */
     reload(): void {
-      const before = new Map<string, [at: number, since: number]>();
-      for (const [id, holding] of held) before.set(id, [holding.at, held.heldSince(id)!]);
       held.clear();
-      const due = Date.now() - MAX_HOLD_MS - 1;
-      for (const [seq, id, doc] of s.profileLog.all() as [number, string, string][]) {
-        // A profile merged into another since: its row is gone, and its log rows are left to trim.
-        if (s.profileExists.get(id) === undefined) continue;
-        const [at, since] = before.get(id) ?? [due, due];
-        held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at }, since);
+      for (const [seq, id, doc, at] of s.profileLog.all() as [number, string, string, number][]) {
+        held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at });
       }
     },
 
