@@ -11,8 +11,10 @@ import Database from 'better-sqlite3';
 import type { ProfileOp } from '../../src/model/profile-ops.js';
 import { newProfile } from '../../src/model/profiles.js';
 import type { CommitResult, ProfileRecord } from '../../src/model/records.js';
-import { lockDataDir } from '../../src/storage/sqlite/connection.js';
+import { lockDataDir, migrate } from '../../src/storage/sqlite/connection.js';
 import { HOLD_MS, MAX_HOLD_MS } from '../../src/storage/sqlite/held-profiles.js';
+import { profileWrites } from '../../src/storage/sqlite/profiles.js';
+import { writeStatements } from '../../src/storage/sqlite/statements.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import { tempDir } from '../helpers.js';
 import { at, event, session } from './contract.js';
@@ -265,5 +267,26 @@ describe('sqlite: held profiles', () => {
     await store.close();
     const reopened = await opened(t, dataDir);
     assert.equal(await reopened.getProfile('p1'), null);
+  });
+
+  test('a log that cannot be read again fails every later use of the holds, never a stale one', () => {
+    const db = new Database(':memory:');
+    try {
+      migrate(db);
+      const created = newProfile('p1', at(0));
+      db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)').run('p1', JSON.stringify(created));
+      const profiles = profileWrites(writeStatements(db), true);
+      const changed = { ...created, traits: { public: { n: 1 }, private: {} } };
+      profiles.change(changed, JSON.stringify(changed));
+      // The log cannot be read: its table is away.
+      db.exec('ALTER TABLE profile_log RENAME TO profile_log_away');
+      assert.throws(() => profiles.reload(), /no such table/);
+      assert.throws(() => profiles.read('p1'), /no such table/);
+      assert.throws(() => profiles.text('p1'), /no such table/);
+      db.exec('ALTER TABLE profile_log_away RENAME TO profile_log');
+      assert.deepEqual(profiles.read('p1')?.traits, { public: { n: 1 }, private: {} });
+    } finally {
+      db.close();
+    }
   });
 });

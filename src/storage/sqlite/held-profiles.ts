@@ -24,6 +24,15 @@ export const HOLD_MS = 1_000;
 /** How long a profile's row waits after its first change since it was last written, at most. */
 export const MAX_HOLD_MS = 5_000;
 
+/**
+ * The clock of holds, in milliseconds: one that never goes back (a wall clock set back would keep
+ * every hold from being due). Its times are compared only within the thread that made them: the
+ * store writes every hold when it opens.
+ */
+export function holdClock(): number {
+  return Math.round(performance.timeOrigin + performance.now());
+}
+
 /** A change to hold: the profile's latest record, as a commit left it. */
 export interface Held {
   record: ProfileRecord;
@@ -31,7 +40,7 @@ export interface Held {
   text: string;
   /** The `profile_log` row holding `text`. */
   seq: number;
-  /** When it was committed (Date.now()). */
+  /** When it was committed (holdClock()). */
   at: number;
 }
 

@@ -9,7 +9,7 @@ import { mergeProfiles } from '../../model/profile-merge.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
-import { HeldProfiles } from './held-profiles.js';
+import { HeldProfiles, holdClock } from './held-profiles.js';
 import { ParsedProfiles } from './parsed-profiles.js';
 import type { writeStatements } from './statements.js';
 
@@ -30,11 +30,29 @@ export interface Attached {
 export function profileWrites(s: Statements, hold: boolean) {
   const parsed = new ParsedProfiles();
   const held = new HeldProfiles();
+  /**
+   * True while the holds may not be what the log holds: from a rolled-back transaction until the log
+   * is read again. Every use of the holds reads it first, and fails while it cannot.
+   */
+  let stale = false;
+  const reload = (): void => {
+    stale = true;
+    const rows = s.profileLog.all() as [number, string, string, number][];
+    held.clear();
+    for (const [seq, id, doc, at] of rows) {
+      held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at });
+    }
+    stale = false;
+  };
+  const fresh = (): HeldProfiles => {
+    if (stale) reload();
+    return held;
+  };
   /** A profile's document as the latest commit left it (held or stored), or undefined. */
   const text = (id: string): string | undefined =>
-    held.get(id)?.text ?? (s.getProfile.get(id) as string | undefined);
+    fresh().get(id)?.text ?? (s.getProfile.get(id) as string | undefined);
   const read = (id: string): ProfileRecord | null => {
-    const holding = held.get(id);
+    const holding = fresh().get(id);
     if (holding) return holding.record;
     const doc = s.getProfile.get(id) as string | undefined;
     if (doc === undefined) return null;
@@ -53,7 +71,7 @@ export function profileWrites(s: Statements, hold: boolean) {
    * and drops the log rows no hold needs any more.
    */
   const flush = (now: number | 'all') => {
-    const taken = held.take(now);
+    const taken = fresh().take(now);
     if (taken.length === 0) return;
     for (const [id, holding] of taken) write(id, holding.record, holding.text);
     const first = held.firstNeeded;
@@ -66,15 +84,15 @@ export function profileWrites(s: Statements, hold: boolean) {
       write(record.id, record, doc);
       return;
     }
-    const at = Date.now();
+    const at = holdClock();
     const seq = Number(s.logProfile.run(record.id, doc, at).lastInsertRowid);
-    held.hold(record.id, { record, text: doc, seq, at });
+    fresh().hold(record.id, { record, text: doc, seq, at });
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
   const moveAll = (from: string, into: string) => {
     // Its hold goes with its row. Its log rows stay until trimmed; reload() does not read them.
-    held.drop(from);
+    fresh().drop(from);
     s.moveSessions.run({ into, from });
     for (const [run, docs] of s.profileRuns.all(from) as [number, string][]) {
       const events = JSON.parse(docs) as EventRecord[];
@@ -97,7 +115,7 @@ export function profileWrites(s: Statements, hold: boolean) {
 
     /** True when flush(now) would write a profile. */
     due(now: number): boolean {
-      return held.due(now);
+      return fresh().due(now);
     },
 
     /**
@@ -106,14 +124,10 @@ export function profileWrites(s: Statements, hold: boolean) {
      * writes them). Each change keeps the time it was committed at. The rows of profiles merged
      * into another since are not read; rows a profile's row already has (left for trimming) are
      * held again with their own times, so that profile's row is written again with the same
-     * document, soon.
+     * document, soon. If the log cannot be read, every later use of the holds tries again and
+     * fails until it can: nothing is read or changed from holds that may not be committed.
      */
-    reload(): void {
-      held.clear();
-      for (const [seq, id, doc, at] of s.profileLog.all() as [number, string, string, number][]) {
-        held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at });
-      }
-    },
+    reload,
 
     /**
      * Attaches identities to `profile` (already written), in order, merging it into the profile

@@ -61,7 +61,8 @@ export function writeStatements(db: Database.Database) {
       .pluck(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
-    // Held profiles (held-profiles.ts): each change's document, appended; read when the store opens.
+    // Held profiles (held-profiles.ts): each change's document and time, appended; read when the
+    // store opens and after a rolled-back transaction.
     logProfile: db.prepare('INSERT INTO profile_log (profile_id, doc, at) VALUES (?, ?, ?)'),
     // The log rows of profiles still stored (not merged into another since).
     profileLog: db

@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import type { ProfileChange, ProfileRecord } from '../../model/records.js';
 import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js';
 import { applyVisit, newProfile } from '../../model/profiles.js';
+import { holdClock } from './held-profiles.js';
 import { profileWrites } from './profiles.js';
 import type { ErasedCounts } from '../store.js';
 import { prepareDestinationWrites } from './destination-writes.js';
@@ -202,7 +203,7 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
   // and would fail at once instead of waiting for the lock.
   const batch = db.transaction((rows: WriteRow[]) => {
     nextRun = firstFree();
-    profiles.flush(Date.now());
+    profiles.flush(holdClock());
     return rows.map(apply);
   }).immediate;
   const single = db.transaction((row: WriteRow) => {
@@ -267,8 +268,8 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     },
     /** Writes the held profiles that are due, or all of them (held-profiles.ts). */
     flushProfiles(all: boolean): void {
-      if (!all && !profiles.due(Date.now())) return;
-      undone(() => flushTransaction(all ? 'all' : Date.now()));
+      if (!all && !profiles.due(holdClock())) return;
+      undone(() => flushTransaction(all ? 'all' : holdClock()));
     },
     putSource(id: string, doc: string): void {
       s.putSource.run(id, doc);
