@@ -31,21 +31,25 @@ export function profileWrites(s: Statements, hold: boolean) {
   const parsed = new ParsedProfiles();
   const held = new HeldProfiles();
   /**
-   * True while the holds may not be what the log holds: from a rolled-back transaction until the log
-   * is read again. Every use of the holds reads it first, and fails while it cannot.
+   * True while the holds may not be what the log holds: until the log is first read, and after a
+   * rolled-back transaction (see invalidate).
    */
-  let stale = false;
-  const reload = (): void => {
-    stale = true;
+  let stale = true;
+  /**
+   * The holds, as the last commit left them: the log is read again first when they may not be, and
+   * while it cannot be, every use fails, so nothing is read or changed from holds that may not be
+   * committed. Each change keeps the time it was committed at. The rows of profiles merged into
+   * another since are not read; rows a profile's row already has (left for trimming) are held
+   * again with their own times, so that profile's row is written again with the same document.
+   */
+  const fresh = (): HeldProfiles => {
+    if (!stale) return held;
     const rows = s.profileLog.all() as [number, string, string, number][];
     held.clear();
     for (const [seq, id, doc, at] of rows) {
       held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at });
     }
     stale = false;
-  };
-  const fresh = (): HeldProfiles => {
-    if (stale) reload();
     return held;
   };
   /** A profile's document as the latest commit left it (held or stored), or undefined. */
@@ -84,14 +88,15 @@ export function profileWrites(s: Statements, hold: boolean) {
       write(record.id, record, doc);
       return;
     }
+    const holds = fresh();
     const at = holdClock();
     const seq = Number(s.logProfile.run(record.id, doc, at).lastInsertRowid);
-    fresh().hold(record.id, { record, text: doc, seq, at });
+    holds.hold(record.id, { record, text: doc, seq, at });
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
   const moveAll = (from: string, into: string) => {
-    // Its hold goes with its row. Its log rows stay until trimmed; reload() does not read them.
+    // Its hold goes with its row. Its log rows stay until trimmed; fresh() does not read them.
     fresh().drop(from);
     s.moveSessions.run({ into, from });
     for (const [run, docs] of s.profileRuns.all(from) as [number, string][]) {
@@ -119,15 +124,12 @@ export function profileWrites(s: Statements, hold: boolean) {
     },
 
     /**
-     * Holds again what the log holds, as the last commit left it: after a rolled-back transaction
-     * (whose holds and writes were undone with it), and when the store opens (then `flush('all')`
-     * writes them). Each change keeps the time it was committed at. The rows of profiles merged
-     * into another since are not read; rows a profile's row already has (left for trimming) are
-     * held again with their own times, so that profile's row is written again with the same
-     * document, soon. If the log cannot be read, every later use of the holds tries again and
-     * fails until it can: nothing is read or changed from holds that may not be committed.
+     * After a rolled-back transaction, whose holds and writes were undone with it: the next use of
+     * the holds reads the log again.
      */
-    reload,
+    invalidate(): void {
+      stale = true;
+    },
 
     /**
      * Attaches identities to `profile` (already written), in order, merging it into the profile

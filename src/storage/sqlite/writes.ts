@@ -28,10 +28,8 @@ type SessionRow = [doc: string, version: number, updateTime: string | null];
 export function prepareWrites(db: Database.Database, hold: boolean) {
   const s = writeStatements(db);
   const profiles = profileWrites(s, hold);
-  db.transaction(() => {
-    profiles.reload();
-    profiles.flush('all');
-  }).immediate();
+  // The first use of the holds reads the log: what a crash left held is written here.
+  db.transaction(() => profiles.flush('all')).immediate();
   const rejected = prepareRejectedWrites(db);
   // Runs are numbered in commit order and a number is never given twice, so that delivery can
   // follow them with a cursor: each transaction starts above every run stored or ever deleted
@@ -218,7 +216,7 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     try {
       return transaction();
     } catch (error) {
-      profiles.reload();
+      profiles.invalidate();
       throw error;
     }
   };
@@ -253,14 +251,14 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
       try {
         return batch(rows);
       } catch (error) {
-        // The transaction's holds went with it: hold again what the log holds.
-        profiles.reload();
+        // The transaction's holds went with it: the next use holds again what the log holds.
+        profiles.invalidate();
         if (rows.length === 1) return [{ ok: false, error: errorShape(error) }];
         return rows.map((row): RowOutcome => {
           try {
             return single(row);
           } catch (rowError) {
-            profiles.reload();
+            profiles.invalidate();
             return { ok: false, error: errorShape(rowError) };
           }
         });
