@@ -37,18 +37,46 @@ export type ProfileRow = [
 /** An operation as a tuple: its name, its path (dotted) or identity type ('' for a segment), its value. */
 type OpTuple = [op: ProfileOp['op'], target: string, value?: unknown];
 
-/** A change as compact JSON text, `[at, [[eventId, [op…]]…]]`: half the bytes of the records. */
+/**
+ * The JSON text of each path seen, by its array: a rule's operations share their paths' arrays
+ * (src/domain/rules/compile.ts), so each path is joined and quoted once.
+ */
+const pathTexts = new WeakMap<readonly string[], string>();
+
+function pathText(path: readonly string[]): string {
+  let text = pathTexts.get(path);
+  if (text === undefined) {
+    text = JSON.stringify(path.join('.'));
+    pathTexts.set(path, text);
+  }
+  return text;
+}
+
+/** A value as JSON; undefined as null, as in an array. */
+const valueText = (value: unknown): string => JSON.stringify(value) ?? 'null';
+
+/** An operation as the JSON text of its tuple (OpTuple). */
+function opText(op: ProfileOp): string {
+  if (op.op === 'identify') return `["identify",${valueText(op.type)},${valueText(op.value)}]`;
+  if (!('path' in op)) return `["${op.op}","",${valueText(op.value)}]`;
+  if (op.op === 'unset') return `["unset",${pathText(op.path)}]`;
+  return `["${op.op}",${pathText(op.path)},${valueText(op.value)}]`;
+}
+
+/**
+ * A change as compact JSON text, `[at, [[eventId, [op…]]…]]`: half the bytes of the records. Built
+ * by joining each operation's text, which costs the service's thread half what the same text made
+ * by one JSON.stringify of the tuples does.
+ */
 export function encodeChange(change: ProfileChange): string {
-  const steps = change.steps.map((step) => [
-    step.event,
-    step.ops.map((op): OpTuple => {
-      if (op.op === 'identify') return [op.op, op.type, op.value];
-      if (!('path' in op)) return [op.op, '', op.value];
-      if (op.op === 'unset') return [op.op, op.path.join('.')];
-      return [op.op, op.path.join('.'), op.value];
-    }),
-  ]);
-  return JSON.stringify([change.at, steps]);
+  let text = `[${valueText(change.at)},[`;
+  for (let i = 0; i < change.steps.length; i++) {
+    const step = change.steps[i]!;
+    text += `${i === 0 ? '' : ','}[${valueText(step.event)},[`;
+    for (let j = 0; j < step.ops.length; j++) text += (j === 0 ? '' : ',') + opText(step.ops[j]!);
+    text += ']]';
+  }
+  return text + ']]';
 }
 
 /**
