@@ -112,21 +112,28 @@ function nextValue(op: Extract<ProfileOp, { path: string[] }>, current: unknown)
 /**
  * The objects of one application of operations: the profile and the containers on the paths
  * written are copied once, the first time one is written, and changed in place afterwards; what is
- * not written stays shared with the profile given. Plain assignment is safe: no path segment is a
- * prototype key (parseProfilePath), and a spread copies stored `__proto__` keys as own data.
+ * not written stays shared with the profile given. In place (`inPlace`), nothing is copied: the
+ * profile given is changed. Plain assignment is safe: no path segment is a prototype key
+ * (parseProfilePath), and a spread copies stored `__proto__` keys as own data.
  */
 class Draft {
-  private readonly copies = new Set<object>();
+  /** The objects copied so far; null in place. */
+  private readonly copies: Set<object> | null;
   root: JsonObject | null = null;
 
-  constructor(private readonly original: ProfileRecord) {}
+  constructor(
+    private readonly original: ProfileRecord,
+    inPlace: boolean,
+  ) {
+    this.copies = inPlace ? null : new Set();
+  }
 
   get current(): JsonObject {
     return this.root ?? (this.original as unknown as JsonObject);
   }
 
   private own<T extends object>(value: T): T {
-    if (this.copies.has(value)) return value;
+    if (this.copies === null || this.copies.has(value)) return value;
     const copy = (Array.isArray(value) ? [...value] : { ...value }) as T;
     this.copies.add(copy);
     return copy;
@@ -185,6 +192,18 @@ function applyOne(draft: Draft, op: ProfileOp): boolean {
   }
 }
 
+/** Applies operations in order to a draft of `profile`; see applyOps and applyOpsInPlace. */
+function applyTo(profile: ProfileRecord, ops: ProfileOp[], at: string, inPlace: boolean) {
+  const draft = new Draft(profile, inPlace);
+  let changed = false;
+  for (const op of ops) if (applyOne(draft, op)) changed = true;
+  if (!changed) return { profile, changed: false };
+  const result = draft.current as unknown as ProfileRecord;
+  if (inPlace) result.metadata.time.update = at;
+  else result.metadata = { ...result.metadata, time: { ...result.metadata.time, update: at } };
+  return { profile: result, changed: true };
+}
+
 /**
  * Applies operations in order (docs/api.md#operations). Pure: the profile given is not modified.
  * `changed` is true when any operation altered it; `metadata.time.update` is then `at`.
@@ -194,13 +213,20 @@ export function applyOps(
   ops: ProfileOp[],
   at: string,
 ): { profile: ProfileRecord; changed: boolean } {
-  const draft = new Draft(profile);
-  let changed = false;
-  for (const op of ops) if (applyOne(draft, op)) changed = true;
-  if (!changed) return { profile, changed: false };
-  const result = draft.current as unknown as ProfileRecord;
-  result.metadata = { ...result.metadata, time: { ...result.metadata.time, update: at } };
-  return { profile: result, changed: true };
+  return applyTo(profile, ops, at, false);
+}
+
+/**
+ * applyOps on the profile given, which is changed and answered: for a caller that owns the record
+ * and every object in it, so that no other holder sees the change (the embedded store's writer:
+ * src/storage/sqlite/profiles.ts). Nothing is changed when `changed` is false.
+ */
+export function applyOpsInPlace(
+  profile: ProfileRecord,
+  ops: ProfileOp[],
+  at: string,
+): { profile: ProfileRecord; changed: boolean } {
+  return applyTo(profile, ops, at, true);
 }
 
 /** The change's operations other than `identify`, in order; and its identities. */

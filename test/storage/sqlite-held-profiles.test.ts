@@ -259,6 +259,36 @@ describe('sqlite: held profiles', () => {
     assert.deepEqual(onDisk(dataDir, 'p1'), { traits: { public: { n: 2 }, private: {} }, logged: 0 });
   });
 
+  test('a write set that fails leaves nothing of its change in the record the next one starts from', async (t) => {
+    // The writer changes the records it reads in place: p1's from its row (parsed), p2's held.
+    const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
+    committed(await store.commit(changeOf('p2', 1)));
+    for (const id of ['p1', 'p2']) {
+      await assert.rejects(store.commit(changeOf(id, 10, [increment, increment], `e-${id}`)), /UNIQUE/);
+    }
+    committed(await store.commit(changeOf('p1', 2)));
+    committed(await store.commit(changeOf('p2', 3)));
+    assert.equal(await counted(store, 'p1'), 1);
+    assert.equal(await counted(store, 'p2'), 2);
+    await store.close();
+    assert.equal((onDisk(dataDir, 'p1').traits as { public: { n: number } }).public.n, 1);
+    assert.equal((onDisk(dataDir, 'p2').traits as { public: { n: number } }).public.n, 2);
+  });
+
+  test('a write set whose session conflicts changes no profile', async (t) => {
+    const { store } = await withProfiles(t, 'p1', 'p2');
+    committed(await store.commit(changeOf('p2', 1)));
+    for (const id of ['p1', 'p2']) {
+      // Its session is not at version 7: the conflict is found after its profile was read.
+      const stale = { session: { record: session(`s-${id}`, id), expectVersion: 7 }, ...changeOf(id, 10) };
+      assert.deepEqual(await store.commit(stale), { ok: false, conflict: 'session' });
+    }
+    committed(await store.commit(changeOf('p1', 2)));
+    committed(await store.commit(changeOf('p2', 3)));
+    assert.equal(await counted(store, 'p1'), 1);
+    assert.equal(await counted(store, 'p2'), 2);
+  });
+
   test('erasing a held profile erases it for good', async (t) => {
     const { dataDir, store } = await withProfiles(t, 'p1');
     committed(await store.commit(changeOf('p1', 1)));

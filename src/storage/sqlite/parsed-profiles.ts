@@ -2,9 +2,10 @@
  * The profiles the writer thread read or wrote lately, each with the JSON text it came from: a read
  * that finds the same text stored takes the parsed record instead of parsing the text again (a
  * returning visitor's rules change the same profiles over and over). The stored text is compared
- * every time, so a hit is right whatever wrote the row last (a rolled-back batch, a merge, an
- * erasure) and nothing needs to be told of changes. Records are shared, never changed in place:
- * profile operations make new ones (src/model/profile-ops.ts).
+ * every time, so a hit is right whatever wrote the row last (a merge, an erasure, another process).
+ * The writer changes the records it reads in place (profiles.ts), and each changed record is then
+ * held or written, which sets its entry again; a rolled-back transaction may leave a record changed
+ * that its text does not say, so it clears them all.
  */
 import type { ProfileRecord } from '../../model/records.js';
 import { TextMap } from './text-map.js';
@@ -35,6 +36,10 @@ export class ParsedProfiles {
   get(id: string, text: string): ProfileRecord | undefined {
     const entry = this.entries.get(id);
     return entry !== undefined && entry.text === text ? entry.record : undefined;
+  }
+
+  clear(): void {
+    this.entries.clear();
   }
 
   /** Keeps `record` as what `text`, stored for `id`, means. */

@@ -55,6 +55,11 @@ export function profileWrites(s: Statements, hold: boolean) {
   /** A profile's document as the latest commit left it (held or stored), or undefined. */
   const text = (id: string): string | undefined =>
     fresh().get(id)?.text ?? (s.getProfile.get(id) as string | undefined);
+  /**
+   * A profile's record as the latest commit left it, or null. The writer owns it: a write set may
+   * change it in place (writes.ts), once nothing can make it conflict, and then holds or writes it
+   * (change), which makes it what the holds or the parsed records keep for the profile.
+   */
   const read = (id: string): ProfileRecord | null => {
     const holding = fresh().get(id);
     if (holding) return holding.record;
@@ -125,10 +130,12 @@ export function profileWrites(s: Statements, hold: boolean) {
 
     /**
      * After a rolled-back transaction, whose holds and writes were undone with it: the next use of
-     * the holds reads the log again.
+     * the holds reads the log again, and no record parsed before is taken (the transaction may have
+     * changed one in place).
      */
     invalidate(): void {
       stale = true;
+      parsed.clear();
     },
 
     /**

@@ -7,7 +7,13 @@
  */
 import type Database from 'better-sqlite3';
 import type { ProfileChange, ProfileRecord } from '../../model/records.js';
-import { applyOps, splitChange, withoutEvents } from '../../model/profile-ops.js';
+import {
+  applyOps,
+  applyOpsInPlace,
+  splitChange,
+  withoutEvents,
+  type ProfileOp,
+} from '../../model/profile-ops.js';
 import { applyVisit, newProfile } from '../../model/profiles.js';
 import { holdClock } from './held-profiles.js';
 import { profileWrites } from './profiles.js';
@@ -103,6 +109,8 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     let current: ProfileRecord | null = null;
     let changed = false;
     let change: ProfileChange | null = null;
+    // The operations to apply to `current` once nothing can conflict (they change it in place).
+    let pending: ProfileOp[] | null = null;
     if (profile) {
       const [op, id, arg, changeText] = profile;
       const sent = changeText === null ? null : decodeChange(changeText);
@@ -122,11 +130,7 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
           current = applyVisit(current, arg!);
           changed = true;
         }
-        if (ops.length > 0) {
-          const applied = applyOps(current, ops, change!.at);
-          current = applied.profile;
-          changed ||= applied.changed;
-        }
+        if (ops.length > 0) pending = ops;
       } else if (s.profileExists.get(id) === undefined) return { ok: false, conflict: 'profile' };
     }
     let written: { id: string; seq: number } | null = null;
@@ -144,6 +148,10 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     }
     // No conflict from here on: the replayed record leaves the quarantine with this commit.
     if (replayOf !== null) rejected.claim.take(replayOf);
+    if (pending !== null) {
+      // The writer owns the records it reads (profiles.ts), and a change is held or written below.
+      changed = applyOpsInPlace(current!, pending, change!.at).changed || changed;
+    }
     // A run of the session stored at the request's time says when its latest request was (getSession
     // reads it): the session's row is written only when no event of it is stored.
     if (touch && !runs.some((run) => run[2] === touch[0] && run[0] >= touch[1])) {
