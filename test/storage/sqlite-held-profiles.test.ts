@@ -199,48 +199,6 @@ describe('sqlite: held profiles', () => {
     assert.deepEqual(onDisk(crashed, 'p2').traits, { public: { n: 2 }, private: {} });
   });
 
-  test('changes logged as operations are applied once when the store opens again', async (t) => {
-    const { dataDir, store } = await withProfiles(t, 'p1', 'q');
-    // p1's first change logs its document, the next two their operations; q's first change is
-    // logged between, so the log rows from q's on stay while q is held.
-    committed(await store.commit(changeOf('p1', 1)));
-    committed(await store.commit(changeOf('q', 1)));
-    committed(await store.commit(changeOf('p1', 2)));
-    committed(await store.commit(changeOf('p1', 3)));
-    // q keeps changing while p1 rests: p1's row is written and its document's log row trimmed; its
-    // operations' rows stay (q needs the rows from its first on), already in p1's row.
-    let n = 1;
-    const rested = Date.now() + HOLD_MS * 1.5;
-    while (Date.now() < rested) {
-      await new Promise((resolve) => setTimeout(resolve, HOLD_MS / 5));
-      committed(await store.commit(changeOf('q', ++n)));
-    }
-    const crashed = folder();
-    for (const suffix of ['', '-wal']) {
-      const file = join(dataDir, `collector.db${suffix}`);
-      if (existsSync(file)) copyFileSync(file, join(crashed, `collector.db${suffix}`));
-    }
-    const db = new Database(join(crashed, 'collector.db'), { readonly: true });
-    try {
-      const p1Rows = db
-        .prepare("SELECT doc FROM profile_log WHERE profile_id = 'p1'")
-        .pluck()
-        .all() as string[];
-      assert.equal(p1Rows.length, 2);
-      assert.ok(
-        p1Rows.every((row) => row.startsWith('[')),
-        'only operations of p1 are left in the log',
-      );
-    } finally {
-      db.close();
-    }
-    assert.equal((onDisk(crashed, 'p1').traits as { public: { n: number } }).public.n, 3);
-    const reopened = await opened(t, crashed);
-    assert.equal(await counted(reopened, 'p1'), 3);
-    assert.equal(await counted(reopened, 'q'), n);
-    assert.deepEqual(onDisk(crashed, 'p1'), { traits: { public: { n: 3 }, private: {} }, logged: 0 });
-  });
-
   test('identities and a merge held when a crash comes are whole when the store opens again', async (t) => {
     const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
     const email: ProfileOp = { op: 'identify', type: 'email', value: 'a@example.com' };

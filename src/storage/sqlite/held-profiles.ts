@@ -1,8 +1,7 @@
 /**
  * Profiles changed by recent commits whose row in `profiles` is not rewritten yet
- * (docs/architecture.md#held-profiles). Each commit that changes a profile appends the change to
- * `profile_log` (the end of one table: no random page: its new document, or the operations that
- * made it from the profile's hold before) and holds the record here. A profile's
+ * (docs/architecture.md#held-profiles). Each commit that changes a profile appends its new document
+ * to `profile_log` (the end of one table: no random page) and holds the record here. A profile's
  * row is written once its last change is `HOLD_MS` old, so a profile changed by many requests in
  * that time is written once; and once its first change since the row was last written is
  * `MAX_HOLD_MS` old, so that a row is never further behind than that, however often its profile
@@ -37,14 +36,9 @@ export function holdClock(): number {
 /** A change to hold: the profile's latest record, as a commit left it. */
 export interface Held {
   record: ProfileRecord;
-  /**
-   * The record as JSON, what its row receives; null until first needed when the change was logged
-   * as the operations that made the record from the hold before (profiles.ts).
-   */
-  doc: string | null;
-  /** Characters of the record's JSON, or of its latest JSON known: what counts toward the bound. */
-  chars: number;
-  /** The `profile_log` row of the change. */
+  /** The record as JSON: what its row receives. */
+  text: string;
+  /** The `profile_log` row holding `text`. */
   seq: number;
   /** When it was committed (holdClock()). */
   at: number;
@@ -63,7 +57,7 @@ interface First {
  * its latest, which is at least its first).
  */
 export class HeldProfiles {
-  private readonly latest = new TextMap<Held>((held) => held.chars);
+  private readonly latest = new TextMap<Held>();
   private readonly first = new Map<string, First>();
 
   constructor(private readonly bounds = HOLD_BOUNDS) {}

@@ -24,7 +24,7 @@ interface Entry {
 
 /** Oldest written first out: every write sets its entry last in the order. */
 export class ParsedProfiles {
-  private readonly entries = new TextMap<Entry>((entry) => entry.text.length);
+  private readonly entries = new TextMap<Entry>();
 
   constructor(private readonly bounds = PARSED_PROFILE_BOUNDS) {}
 

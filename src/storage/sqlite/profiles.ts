@@ -6,12 +6,10 @@
  */
 import { identityDecision, withIdentity } from '../../model/identities.js';
 import { mergeProfiles } from '../../model/profile-merge.js';
-import { applyOpsInPlace, splitChange } from '../../model/profile-ops.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
-import { HeldProfiles, holdClock, type Held } from './held-profiles.js';
-import { decodeChange, isChangeText } from './write-set.js';
+import { HeldProfiles, holdClock } from './held-profiles.js';
 import { ParsedProfiles } from './parsed-profiles.js';
 import type { writeStatements } from './statements.js';
 
@@ -43,40 +41,24 @@ export function profileWrites(s: Statements, hold: boolean) {
    * committed. Each change keeps the time it was committed at. The rows of profiles merged into
    * another since are not read; rows a profile's row already has (left for trimming) are held
    * again with their own times, so that profile's row is written again with the same document.
-   * A change logged as operations is applied to the profile's hold before it (see changeBy); one
-   * with no hold before it belongs to a hold whose row is written and whose document is trimmed,
-   * and is in the row already.
    */
   const fresh = (): HeldProfiles => {
     if (!stale) return held;
     const rows = s.profileLog.all() as [number, string, string, number][];
     held.clear();
-    for (const [seq, id, logged, at] of rows) {
-      if (isChangeText(logged)) {
-        const before = held.get(id);
-        if (before === undefined) continue;
-        const change = decodeChange(logged);
-        applyOpsInPlace(before.record, splitChange(change).ops, change.at);
-        held.hold(id, { record: before.record, doc: null, chars: before.chars, seq, at });
-        continue;
-      }
-      const record = profileOf(JSON.parse(logged) as ProfileRecord);
-      held.hold(id, { record, doc: logged, chars: logged.length, seq, at });
+    for (const [seq, id, doc, at] of rows) {
+      held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at });
     }
     stale = false;
     return held;
   };
-  /** A held profile's document, made when first needed. */
-  const docOf = (holding: Held): string => (holding.doc ??= JSON.stringify(holding.record));
   /** A profile's document as the latest commit left it (held or stored), or undefined. */
-  const text = (id: string): string | undefined => {
-    const holding = fresh().get(id);
-    return holding ? docOf(holding) : (s.getProfile.get(id) as string | undefined);
-  };
+  const text = (id: string): string | undefined =>
+    fresh().get(id)?.text ?? (s.getProfile.get(id) as string | undefined);
   /**
    * A profile's record as the latest commit left it, or null. The writer owns it: a write set may
    * change it in place (writes.ts), once nothing can make it conflict, and then holds or writes it
-   * (change, changeBy), which makes it what the holds or the parsed records keep for the profile.
+   * (change), which makes it what the holds or the parsed records keep for the profile.
    */
   const read = (id: string): ProfileRecord | null => {
     const holding = fresh().get(id);
@@ -100,14 +82,10 @@ export function profileWrites(s: Statements, hold: boolean) {
   const flush = (now: number | 'all') => {
     const taken = fresh().take(now);
     if (taken.length === 0) return;
-    for (const [id, holding] of taken) write(id, holding.record, docOf(holding));
+    for (const [id, holding] of taken) write(id, holding.record, holding.text);
     const first = held.firstNeeded;
     if (first === Infinity) s.clearProfileLog.run();
     else s.trimProfileLog.run(first);
-  };
-  const logged = (id: string, text: string) => {
-    const at = holdClock();
-    return { seq: Number(s.logProfile.run(id, text, at).lastInsertRowid), at };
   };
   /** A commit's new document of a stored profile: held when holding, else written at once. */
   const change = (record: ProfileRecord, doc: string): void => {
@@ -116,22 +94,9 @@ export function profileWrites(s: Statements, hold: boolean) {
       return;
     }
     const holds = fresh();
-    holds.hold(record.id, { record, doc, chars: doc.length, ...logged(record.id, doc) });
-  };
-  /**
-   * A commit's change of a stored profile made by applying `changeText` (a change's compact text,
-   * write-set.ts) in place to the record read for it. When that record is the profile's hold, the
-   * log keeps only the change, and its document is made when first needed (a read, or its row's
-   * write): a profile that many requests change in a second is serialised about once. Otherwise
-   * (the first change since its row was written) as change().
-   */
-  const changeBy = (record: ProfileRecord, changeText: string): void => {
-    const before = hold ? fresh().get(record.id) : undefined;
-    if (before === undefined || before.record !== record) {
-      change(record, JSON.stringify(record));
-      return;
-    }
-    held.hold(record.id, { record, doc: null, chars: before.chars, ...logged(record.id, changeText) });
+    const at = holdClock();
+    const seq = Number(s.logProfile.run(record.id, doc, at).lastInsertRowid);
+    holds.hold(record.id, { record, text: doc, seq, at });
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
@@ -157,7 +122,6 @@ export function profileWrites(s: Statements, hold: boolean) {
     flush,
 
     change,
-    changeBy,
 
     /** True when flush(now) would write a profile. */
     due(now: number): boolean {

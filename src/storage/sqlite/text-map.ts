@@ -1,20 +1,17 @@
 /**
  * The bookkeeping the writer's bounded maps of profiles share (parsed-profiles.ts,
- * held-profiles.ts): entries in the order they were last set, each with the characters of its
- * document (`charsOf`), and the characters of all of them, so that a map can keep within a budget
- * of entries and characters.
+ * held-profiles.ts): entries in the order they were last set, each with a text, and the characters
+ * of all those texts, so that a map can keep within a budget of entries and characters.
  */
-export class TextMap<E> {
+export class TextMap<E extends { text: string }> {
   private readonly entries = new Map<string, E>();
   private total = 0;
-
-  constructor(private readonly charsOf: (entry: E) => number) {}
 
   get size(): number {
     return this.entries.size;
   }
 
-  /** Characters of all entries. */
+  /** Characters of the texts of all entries. */
   get chars(): number {
     return this.total;
   }
@@ -27,14 +24,14 @@ export class TextMap<E> {
   set(id: string, entry: E): void {
     this.delete(id);
     this.entries.set(id, entry);
-    this.total += this.charsOf(entry);
+    this.total += entry.text.length;
   }
 
   delete(id: string): void {
     const entry = this.entries.get(id);
     if (entry === undefined) return;
     this.entries.delete(id);
-    this.total -= this.charsOf(entry);
+    this.total -= entry.text.length;
   }
 
   /** The entry set longest ago, if any. */

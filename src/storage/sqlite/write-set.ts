@@ -95,12 +95,6 @@ function splitPath(dotted: string): string[] {
   return path;
 }
 
-/**
- * Whether a text of the profile log (held-profiles.ts) is a change in this compact form (a JSON
- * array) rather than a profile's document (a JSON object).
- */
-export const isChangeText = (text: string): boolean => text.startsWith('[');
-
 export function decodeChange(text: string): ProfileChange {
   const [at, steps] = JSON.parse(text) as [string, [string, OpTuple[]][]];
   return {

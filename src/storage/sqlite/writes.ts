@@ -109,12 +109,11 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     let current: ProfileRecord | null = null;
     let changed = false;
     let change: ProfileChange | null = null;
-    let sent: ProfileChange | null = null;
     // The operations to apply to `current` once nothing can conflict (they change it in place).
     let pending: ProfileOp[] | null = null;
     if (profile) {
       const [op, id, arg, changeText] = profile;
-      sent = changeText === null ? null : decodeChange(changeText);
+      const sent = changeText === null ? null : decodeChange(changeText);
       change = sent && duplicates.length > 0 ? withoutEvents(sent, duplicates) : sent;
       const { ops } = splitChange(change);
       if (op === 'create') {
@@ -159,12 +158,8 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
       const seq = s.touchSession.get(touch[1], touch[0]) as number | undefined;
       if (seq !== undefined) written = { id: touch[0], seq };
     }
-    // A change made by the request's operations alone is logged as those operations (the text the
-    // pipeline sent, when no duplicate took any out): its document is made when first needed.
-    const byOps = profile?.[0] === 'keep' && changed && change === sent;
-    const text: string | null = current && changed && !byOps ? JSON.stringify(current) : null;
+    const text: string | null = current && changed ? JSON.stringify(current) : null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
-    else if (byOps) profiles.changeBy(current!, profile[3]!);
     else if (text !== null) profiles.change(current!, text);
     for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob, runContext] of runs) {
       // A run names its session by seq only when the request counts as the session's activity (it
