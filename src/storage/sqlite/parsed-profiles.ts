@@ -3,9 +3,9 @@
  * that finds the same text stored takes the parsed record instead of parsing the text again (a
  * returning visitor's rules change the same profiles over and over). The stored text is compared
  * every time, so a hit is right whatever wrote the row last (a merge, an erasure, another process).
- * The writer changes the records it reads in place (profiles.ts), and each changed record is then
- * held or written, which sets its entry again; a rolled-back transaction may leave a record changed
- * that its text does not say, so it clears them all.
+ * The writer changes the records it reads in place (profiles.ts): a change written to the row sets
+ * the profile's entry again, and a held change deletes it until its row is written; a rolled-back
+ * transaction may leave a record changed that its text does not say, so it clears them all.
  */
 import type { ProfileRecord } from '../../model/records.js';
 import { TextMap } from './text-map.js';
@@ -36,6 +36,10 @@ export class ParsedProfiles {
   get(id: string, text: string): ProfileRecord | undefined {
     const entry = this.entries.get(id);
     return entry !== undefined && entry.text === text ? entry.record : undefined;
+  }
+
+  delete(id: string): void {
+    this.entries.delete(id);
   }
 
   clear(): void {

@@ -94,6 +94,9 @@ export function profileWrites(s: Statements, hold: boolean) {
       return;
     }
     const holds = fresh();
+    // The parsed record (if the change started from it) may be this one, changed in place: its
+    // text no longer says it. The hold answers until its row is written, which keeps it again.
+    parsed.delete(record.id);
     const at = holdClock();
     const seq = Number(s.logProfile.run(record.id, doc, at).lastInsertRowid);
     holds.hold(record.id, { record, text: doc, seq, at });

@@ -52,7 +52,7 @@ function pathText(path: readonly string[]): string {
   return text;
 }
 
-/** A value as JSON; undefined as null, as in an array. */
+/** A value (JSON data, as rules take from events) as JSON; undefined as null, as in an array. */
 const valueText = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 /** An operation as the JSON text of its tuple (OpTuple). */
