@@ -275,6 +275,26 @@ describe('sqlite: held profiles', () => {
     assert.equal((onDisk(dataDir, 'p2').traits as { public: { n: number } }).public.n, 2);
   });
 
+  test('a visit with operations that fails leaves nothing in the record the next change starts from', async (t) => {
+    const { store } = await withProfiles(t, 'p1');
+    // A new session of p1: the visit's record shares its traits with the record read, which the
+    // operations then change in place; the write set fails at its event (already stored).
+    const visit = {
+      session: { record: session('s-p1-2', 'p1'), expectVersion: null },
+      profile: {
+        op: 'visit' as const,
+        id: 'p1',
+        at: at(10),
+        change: { at: at(10), steps: [{ event: 'e-p1', ops: [increment, increment] }] },
+      },
+      events: [event('e-p1', { session: { id: 's-p1-2' }, profile: { id: 'p1' } })],
+    };
+    await assert.rejects(store.commit(visit), /UNIQUE/);
+    committed(await store.commit(changeOf('p1', 2)));
+    assert.equal(await counted(store, 'p1'), 1);
+    assert.equal((await store.getProfile('p1'))?.stats.visits, 1);
+  });
+
   test('a write set whose session conflicts changes no profile', async (t) => {
     const { store } = await withProfiles(t, 'p1', 'p2');
     committed(await store.commit(changeOf('p2', 1)));
