@@ -57,8 +57,9 @@ export function profileWrites(s: Statements, hold: boolean) {
     fresh().get(id)?.text ?? (s.getProfile.get(id) as string | undefined);
   /**
    * A profile's record as the latest commit left it, or null. The writer owns it: a write set may
-   * change it in place (writes.ts), once nothing can make it conflict, and then holds or writes it
-   * (change), which makes it what the holds or the parsed records keep for the profile.
+   * change it in place (writes.ts), once nothing can make it conflict, and then holds it (the holds
+   * answer for it until its row is written) or writes it (the parsed records keep it with its text):
+   * see change.
    */
   const read = (id: string): ProfileRecord | null => {
     const holding = fresh().get(id);
