@@ -905,6 +905,47 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.notEqual(await store.getEvent('g'), null);
     });
 
+    test('touch: only the events of requests that count for the session, and stored ones, move its time', async (t) => {
+      const { store } = await open(t);
+      ok(
+        await store.commit({
+          session: { record: session('s1', null, at(0)), expectVersion: null },
+          events: [],
+        }),
+      );
+      const on = (id: string, ms: number, clientId: string | null = null) => {
+        const e = event(id, { session: { id: 's1' } }, at(ms));
+        e.metadata.client_id = clientId;
+        return e;
+      };
+      ok(await store.commit({ touch: { id: 's1', at: at(5000) }, events: [on('e1', 5000, 'key-1')] }));
+      assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(5000));
+
+      // A request that does not count as the session's activity (saveSession: false) stores its
+      // event and leaves the time.
+      ok(await store.commit({ events: [on('e2', 8000)] }));
+      assert.notEqual(await store.getEvent('e2'), null);
+      assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(5000));
+
+      // A touching request whose only event is a duplicate (not stored again) still moves it.
+      const again = await store.commit({
+        touch: { id: 's1', at: at(9000) },
+        events: [on('e3', 9000, 'key-1')],
+      });
+      ok(again);
+      assert.deepEqual(again.duplicates, ['e3']);
+      assert.equal(await store.getEvent('e3'), null);
+      assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(9000));
+
+      // The same in a batch with other write sets of the session, one of them stored earlier in time.
+      const batch = await Promise.all([
+        store.commit({ touch: { id: 's1', at: at(11000) }, events: [on('e4', 11000, 'key-1')] }),
+        store.commit({ touch: { id: 's1', at: at(10000) }, events: [on('e5', 10000, 'key-5')] }),
+      ]);
+      for (const result of batch) ok(result);
+      assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(11000));
+    });
+
     test('deleteEventsBefore: the oldest events in small batches, until none is left before the time', async (t) => {
       const { store } = await open(t);
       // 12 requests of 1 to 3 events at times 0 s … 11 s, on sessions, types and profiles.
