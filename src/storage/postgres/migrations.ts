@@ -279,11 +279,3 @@ migrations.push(`
     END LOOP;
   END $grant$;
 `);
-
-// A session's latest request from its newest event (docs/architecture.md#the-write-path): an event
-// of a request that wrote or touched its session has session_request set, and a returning request
-// that stores one writes no session row (statements.ts: getSessions). Events stored before keep
-// false: their sessions' update_time was written with them.
-migrations.push(`
-  ALTER TABLE events ADD COLUMN session_request boolean NOT NULL DEFAULT false;
-`);

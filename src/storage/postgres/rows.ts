@@ -1,5 +1,5 @@
 /** The column values the write statements send: documents and events. */
-import type { EventRecord, WriteSet } from '../../model/records.js';
+import type { EventRecord } from '../../model/records.js';
 import { offBand } from '../event-band.js';
 
 /**
@@ -19,24 +19,13 @@ const EVENT_FIELDS = [
   ['client_id', 'text'],
   ['create_time', 'timestamptz'],
   ['off_band', 'boolean'],
-  ['session_request', 'boolean'],
   ['raw', 'json'],
 ] as const;
 export const EVENT_COLUMNS: string[] = EVENT_FIELDS.map(([name]) => name);
 export const EVENT_TYPES: string[] = EVENT_FIELDS.map(([, type]) => type);
 
-/**
- * Whether a write set's events count as a request of their session (it writes or touches the
- * session; not with `saveSession: false`): the newest such event's insert time is the session's
- * latest request (statements.ts: getSessions), so that a returning request that stores an event
- * writes no session row (docs/architecture.md#the-write-path).
- */
-export function countsForSession(ws: WriteSet): boolean {
-  return ws.session !== undefined || ws.touch !== undefined;
-}
-
-/** An event's values for EVENT_COLUMNS; `sessionRequest` from countsForSession. */
-export function eventRow(e: EventRecord, sessionRequest: boolean): unknown[] {
+/** An event's values for EVENT_COLUMNS. */
+export function eventRow(e: EventRecord): unknown[] {
   return [
     e.id,
     e.metadata.time.insert,
@@ -47,7 +36,6 @@ export function eventRow(e: EventRecord, sessionRequest: boolean): unknown[] {
     e.metadata.client_id ?? null,
     e.metadata.time.create ?? e.metadata.time.insert,
     offBand(e),
-    sessionRequest,
     JSON.stringify(e),
   ];
 }

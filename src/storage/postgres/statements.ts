@@ -40,19 +40,12 @@ export function docOf<T>(row: DocRow | undefined): T | null {
 /**
  * Deletes the events matching `where` and the contexts kept once (migrations.ts: event_contexts)
  * that no event left names; answers how many events it deleted as `n`. The statement sees the
- * events as they were before it, hence the events it deletes are excluded by id. A deleted event
- * that said when its session's latest request was (getSessions) leaves that time in the session's
- * `update_time`, the sessions locked in id order as the write path locks them.
+ * events as they were before it, hence the events it deletes are excluded by id.
  */
 function deletingEvents(where: string): string {
-  return `WITH gone AS (DELETE FROM events WHERE ${where}
-      RETURNING id, context_id, session_id, insert_time, session_request),
+  return `WITH gone AS (DELETE FROM events WHERE ${where} RETURNING id, context_id),
     contexts AS (DELETE FROM event_contexts c WHERE c.id IN (SELECT context_id FROM gone)
-      AND NOT EXISTS (SELECT FROM events e WHERE e.context_id = c.id AND e.id NOT IN (SELECT id FROM gone))),
-    latest AS (SELECT session_id AS id, max(insert_time) AS at FROM gone WHERE session_request GROUP BY session_id),
-    locked AS MATERIALIZED (SELECT s.id FROM sessions s JOIN latest l ON s.id = l.id ORDER BY s.id FOR UPDATE OF s),
-    kept AS (UPDATE sessions s SET update_time = l.at FROM latest l
-      WHERE s.id = l.id AND s.id IN (SELECT id FROM locked) AND (s.update_time IS NULL OR s.update_time < l.at))
+      AND NOT EXISTS (SELECT FROM events e WHERE e.context_id = c.id AND e.id NOT IN (SELECT id FROM gone)))
     SELECT count(*)::integer AS n FROM gone`;
 }
 
@@ -72,15 +65,10 @@ export const SQL = {
     name: 'delete-source',
     text: announcing('source', 'DELETE FROM sources WHERE id = $1', 'id'),
   },
-  // Sessions and profiles are read many at once (read-batch.ts). A session's latest request is the
-  // later of its update_time and its newest event that counts as a request of it (rows.ts:
-  // countsForSession), found by the events' per-session index.
+  // Sessions and profiles are read many at once (read-batch.ts).
   getSessions: {
     name: 'get-sessions',
-    text: `SELECT s.id, s.doc, s.raw, s.version, greatest(s.update_time,
-        (SELECT e.insert_time FROM events e WHERE e.session_id = s.id AND e.session_request
-          ORDER BY e.insert_time DESC LIMIT 1)) AS update_time
-      FROM sessions s WHERE s.id = ANY($1::text[])`,
+    text: 'SELECT id, doc, raw, version, update_time FROM sessions WHERE id = ANY($1::text[])',
   },
   // The sessions a batch uses without rewriting them, locked in id order (as profiles are, so that
   // batches of several processes cannot deadlock on them: a row is updated only once `locked` holds

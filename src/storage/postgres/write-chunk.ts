@@ -9,14 +9,7 @@ import type pg from 'pg';
 import type { EventRecord, WriteSet } from '../../model/records.js';
 import { shareContext } from '../contexts.js';
 import type { ProfilePlan } from './profile-plan.js';
-import {
-  byClientId,
-  compareClientIds,
-  countsForSession,
-  EVENT_COLUMNS,
-  EVENT_TYPES,
-  eventRow,
-} from './rows.js';
+import { byClientId, compareClientIds, EVENT_COLUMNS, EVENT_TYPES, eventRow } from './rows.js';
 import { storable } from './statements.js';
 
 export interface ChunkEntry {
@@ -189,10 +182,9 @@ function planChunk(entries: ChunkEntry[]): {
     const contextId = shared ? events[0]!.id : null;
     if (shared) contexts.push([contextId!, shared.text.length, shared.text]);
     const withIds: EventRecord[] = [];
-    const sessionRequest = countsForSession(ws);
     for (const e of events) {
       const withId = typeof e.metadata.client_id === 'string';
-      (withId ? keyed : plain).push([slot, ...eventRow(e, sessionRequest), contextId]);
+      (withId ? keyed : plain).push([slot, ...eventRow(e), contextId]);
       if (withId) withIds.push(e);
     }
     return withIds.sort(byClientId).map((e) => e.id);

@@ -5,14 +5,7 @@
  * One file because the batch, its chunks and the retries share one transaction's state.
  */
 import type pg from 'pg';
-import type {
-  CommitResult,
-  Committed,
-  EventRecord,
-  IdentityKey,
-  ProfileRecord,
-  WriteSet,
-} from '../../model/records.js';
+import type { CommitResult, Committed, IdentityKey, ProfileRecord, WriteSet } from '../../model/records.js';
 import { splitChange, withoutEvents } from '../../model/profile-ops.js';
 import { profileOf } from '../../model/profiles.js';
 import { attachIdentities } from './profiles.js';
@@ -82,10 +75,7 @@ export class BatchWrites {
     return this.transaction(async (client) => {
       const profiles = await this.lockProfiles(client, items);
       // Answered in the round trip of the first write: when it fails, so do the writes after it.
-      const touched = this.touchSessions(
-        client,
-        items.filter((ws) => !timedByEvents(ws)),
-      );
+      const touched = this.touchSessions(client, items);
       touched.catch(() => undefined);
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       let next = 0;
@@ -100,17 +90,6 @@ export class BatchWrites {
         throw error;
       }
       await touched;
-      // A write set whose events would have said when its session's latest request was, but were
-      // all duplicates (not stored again), gives the time itself.
-      await this.touchSessions(
-        client,
-        items.filter((ws, i) => {
-          const outcome = outcomes[i]!;
-          if (!timedByEvents(ws) || !outcome.ok || !outcome.value.ok) return false;
-          const duplicates = new Set(outcome.value.duplicates);
-          return !timedByEvents(ws, (e) => !duplicates.has(e.id));
-        }),
-      );
       return outcomes;
     });
   }
@@ -149,10 +128,9 @@ export class BatchWrites {
   }
 
   /**
-   * Gives the sessions of these write sets that do not rewrite them the time of their latest
-   * request, after locking them in id order. The batch touches those whose events do not carry the
-   * time (timedByEvents) before its writes, outside the write sets' savepoints: a write set that
-   * fails afterwards still leaves its session's time moved, which only says that a request came.
+   * Gives the sessions the batch uses without rewriting them the time of their latest request,
+   * after locking them in id order. Outside the write sets' savepoints: a write set that fails
+   * afterwards still leaves its session's time moved, which only says that a request came.
    */
   private async touchSessions(client: pg.PoolClient, items: WriteSet[]): Promise<void> {
     const latest = new Map<string, string>();
@@ -386,15 +364,4 @@ interface WriteAnswer {
 
 function hasIdentities(ws: WriteSet): boolean {
   return ws.profile?.change?.steps.some((step) => step.ops.some((op) => op.op === 'identify')) ?? false;
-}
-
-/**
- * True when the write set touches its session and stores an event of that session at the time of
- * the touch or later (those of `stored`, when given): that event says when the session's latest
- * request was (statements.ts: getSessions), and the session's row is not written.
- */
-function timedByEvents(ws: WriteSet, stored: (e: EventRecord) => boolean = () => true): boolean {
-  const touch = ws.touch;
-  if (!touch) return false;
-  return ws.events.some((e) => e.session?.id === touch.id && e.metadata.time.insert >= touch.at && stored(e));
 }
