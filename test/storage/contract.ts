@@ -906,7 +906,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
     });
 
     test('touch: only the events of requests that count for the session, and stored ones, move its time', async (t) => {
-      const { store } = await open(t);
+      const { store, again } = await open(t);
       ok(
         await store.commit({
           session: { record: session('s1', null, at(0)), expectVersion: null },
@@ -928,12 +928,12 @@ export function storeContract(name: string, factory: StoreFactory): void {
       assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(5000));
 
       // A touching request whose only event is a duplicate (not stored again) still moves it.
-      const again = await store.commit({
+      const resent = await store.commit({
         touch: { id: 's1', at: at(9000) },
         events: [on('e3', 9000, 'key-1')],
       });
-      ok(again);
-      assert.deepEqual(again.duplicates, ['e3']);
+      ok(resent);
+      assert.deepEqual(resent.duplicates, ['e3']);
       assert.equal(await store.getEvent('e3'), null);
       assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(9000));
 
@@ -944,6 +944,15 @@ export function storeContract(name: string, factory: StoreFactory): void {
       ]);
       for (const result of batch) ok(result);
       assert.equal((await store.getSession('s1'))?.record.metadata.time.update, at(11000));
+
+      // As stored, not as a cache of the store remembers it: read by a new store over the same storage
+      // (with a later event that does not count among them).
+      ok(await store.commit({ events: [on('e6', 20000)] }));
+      await store.close();
+      const reopened = again();
+      await reopened.open();
+      t.after(() => reopened.close());
+      assert.equal((await reopened.getSession('s1'))?.record.metadata.time.update, at(11000));
     });
 
     test('deleteEventsBefore: the oldest events in small batches, until none is left before the time', async (t) => {
