@@ -1,7 +1,7 @@
 /**
- * One scenario of `npm run bench`: prepared against the service, then a warm-up leg on each server
- * and `rounds` rounds of (service leg, bare leg), the same bodies for both. Every request the
- * service acknowledged goes into the ledger of the stored-count check.
+ * The scenarios of `npm run bench`, a group at a time: prepared against the service, then a warm-up
+ * leg on each server and `rounds` rounds of (service leg, bare leg) per scenario, the same bodies for
+ * both servers. Every request the service acknowledged goes into the ledger of the stored-count check.
  */
 import { legLine, runLeg, type Leg, type Target, type Workload } from './leg.js';
 import { settle } from './settle.js';
@@ -36,64 +36,91 @@ export async function prepareWorkload(
   service: Child,
   sourceId: string,
   ledger: Ledger,
-): Promise<{ work: Workload; cleanup?: () => Promise<void> }> {
+): Promise<{ work: Workload; cleanup?: () => Promise<void>; during?: () => Promise<() => Promise<void>> }> {
   const prepared = await scenario.prepare(service, sourceId);
   ledger.answered(sourceId, prepared.storedEvents ?? 0);
   const { name, eventsPerRequest, headers } = scenario;
   return {
     work: { scenario: name, eventsPerRequest, headers, body: prepared.body },
     cleanup: prepared.cleanup,
+    during: prepared.during,
   };
 }
 
-export async function measureScenario(
-  scenario: Scenario,
-  sourceId: string,
+/** A scenario of a group being measured: its workload, its legs so far, and what it needs. */
+interface Member {
+  scenario: Scenario;
+  sourceId: string;
+  work: Workload;
+  cleanup?: () => Promise<void>;
+  during?: () => Promise<() => Promise<void>>;
+  measured: Measured;
+  byTarget: Record<Target, Leg[]>;
+}
+
+/**
+ * Measures a group of scenarios in turn (one scenario alone, or one with its variant): a warm-up
+ * leg on each server for each, then `rounds` rounds in which each scenario runs its service leg and
+ * its bare leg. The order of the scenarios flips from one round to the next (A B, B A, …), so that
+ * what drifts over a run (the store growing, the machine's other load) falls on both alike rather
+ * than on whichever comes second.
+ */
+export async function measureGroup(
+  group: Scenario[],
+  sourceOf: (name: string) => string,
   servers: Servers,
   plan: Plan,
   ledger: Ledger,
-): Promise<Measured> {
-  console.log(`\n${scenario.name}: ${scenario.description}`);
-  const { work, cleanup } = await prepareWorkload(scenario, servers.service, sourceId, ledger);
+): Promise<Measured[]> {
   const targets = [
     ['service', servers.service],
     ['bare', servers.bare],
   ] as const;
-  const onService = (target: Target, leg: Leg) => {
-    if (target === 'service') ledger.leg(sourceId, leg.ok, scenario.eventsPerRequest);
-  };
-  const measured: Measured = {
-    summary: {
-      name: scenario.name,
-      description: scenario.description,
-      eventsPerRequest: scenario.eventsPerRequest,
-    },
-    legs: [],
-    windows: [],
-  };
+  const members: Member[] = [];
   try {
-    if (plan.warmup > 0) {
-      for (const [target, child] of targets) {
-        const { leg } = await runLeg(work, child, target, 0, plan.connections, plan.warmup);
-        onService(target, leg);
-        console.log(`  warm-up ${target.padEnd(7)} ${fmt(leg.requestsPerSec)} requests/s`);
-      }
+    for (const scenario of group) {
+      console.log(`\n${scenario.name}: ${scenario.description}`);
+      const sourceId = sourceOf(scenario.name);
+      const prepared = await prepareWorkload(scenario, servers.service, sourceId, ledger);
+      const { name, description, eventsPerRequest } = scenario;
+      members.push({
+        scenario,
+        sourceId,
+        ...prepared,
+        measured: { summary: { name, description, eventsPerRequest }, legs: [], windows: [] },
+        byTarget: { service: [], bare: [] },
+      });
     }
-    const byTarget: Record<Target, Leg[]> = { service: [], bare: [] };
+    /** The legs of one scenario in one round (0: the warm-up), with what it needs around them. */
+    const block = async (m: Member, round: number) => {
+      if (group.length > 1) console.log(`  ${m.scenario.name}`);
+      const undo = await m.during?.();
+      try {
+        for (const [target, child] of targets) {
+          const seconds = round === 0 ? plan.warmup : plan.duration;
+          if (round > 0) await settle(targets.map(([, c]) => c.pid));
+          const { leg, window } = await runLeg(m.work, child, target, round, plan.connections, seconds);
+          if (target === 'service') ledger.leg(m.sourceId, leg.ok, m.scenario.eventsPerRequest);
+          if (round === 0) {
+            console.log(`  warm-up ${target.padEnd(7)} ${fmt(leg.requestsPerSec)} requests/s`);
+            continue;
+          }
+          m.measured.legs.push(leg);
+          m.byTarget[target].push(leg);
+          if (target === 'service') m.measured.windows.push(window);
+          console.log(legLine(leg));
+        }
+      } finally {
+        await undo?.();
+      }
+    };
+    if (plan.warmup > 0) for (const m of members) await block(m, 0);
     for (let round = 1; round <= plan.rounds; round++) {
-      for (const [target, child] of targets) {
-        await settle(targets.map(([, c]) => c.pid));
-        const { leg, window } = await runLeg(work, child, target, round, plan.connections, plan.duration);
-        measured.legs.push(leg);
-        byTarget[target].push(leg);
-        onService(target, leg);
-        if (target === 'service') measured.windows.push(window);
-        console.log(legLine(leg));
-      }
+      for (const m of round % 2 === 1 ? members : [...members].reverse()) await block(m, round);
     }
-    summarize(measured.summary, byTarget.service, byTarget.bare);
+    for (const m of members) summarize(m.measured.summary, m.byTarget.service, m.byTarget.bare);
   } finally {
-    await cleanup?.();
+    for (const m of members) await m.cleanup?.();
   }
-  return measured;
+  return members.map((m) => m.measured);
 }

@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- --rules`: the 1-event and returning-visitor scenarios once more with ten enabled
  * profile rules on their event type (`page-view`), so that their ratios to the bare server can be
- * set beside those without rules of the same run. The rules are made before the scenario's legs and
- * deleted after them; every request runs all ten, and each changes the profile (an increment).
+ * set beside those without rules of the same run. The two are measured in turn, round by round
+ * (bench/measure.ts); the rules are made before each block of legs with rules and deleted after it.
+ * Every request with rules runs all ten, and each changes the profile (an increment).
  */
 import { apiJson, apiRequest, type Child } from './processes.js';
 import type { Scenario } from './scenarios.js';
@@ -28,27 +29,33 @@ const RULES = [
   operations,
 }));
 
-/** The scenario with the ten rules saved during its legs. */
+/** The scenario with the ten rules saved during its legs (and deleted between them). */
 function withRules(scenario: Scenario): Scenario {
   return {
     ...scenario,
     name: `${scenario.name}+rules`,
     description: `${scenario.description}; ten enabled profile rules on page-view`,
     async prepare(service: Child, sourceId: string) {
-      for (const rule of RULES) await apiJson(service, 'POST', '/profile-rule', rule);
       const prepared = await scenario.prepare(service, sourceId);
       return {
         ...prepared,
-        cleanup: async () => {
-          await prepared.cleanup?.();
-          for (const rule of RULES) await apiRequest(service, 'DELETE', `/profile-rule/${rule.id}`);
+        async during() {
+          const undo = await prepared.during?.();
+          for (const rule of RULES) await apiJson(service, 'POST', '/profile-rule', rule);
+          return async () => {
+            for (const rule of RULES) await apiRequest(service, 'DELETE', `/profile-rule/${rule.id}`);
+            await undo?.();
+          };
         },
       };
     },
   };
 }
 
-/** The selected scenarios, each of WITH_RULES followed by its variant with rules. */
-export function addRuleScenarios(selected: Scenario[]): Scenario[] {
-  return selected.flatMap((s) => (WITH_RULES.includes(s.name) ? [s, withRules(s)] : [s]));
+/**
+ * The selected scenarios as groups measured in turn (bench/measure.ts): each of WITH_RULES with its
+ * variant with rules, every other scenario alone.
+ */
+export function addRuleScenarios(selected: Scenario[]): Scenario[][] {
+  return selected.map((s) => (WITH_RULES.includes(s.name) ? [s, withRules(s)] : [s]));
 }

@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { measureScenario, type Measured } from './measure.js';
+import { measureGroup, type Measured } from './measure.js';
 import { memory } from './memory.js';
 import { prefill } from './prefill.js';
 import { round1 } from './numbers.js';
@@ -33,7 +33,8 @@ async function main(): Promise<number> {
     return 0;
   }
   const scenarios = selectScenarios(options.scenarios);
-  const selected = options.rules ? addRuleScenarios(scenarios) : scenarios;
+  const groups = options.rules ? addRuleScenarios(scenarios) : scenarios.map((s) => [s]);
+  const selected = groups.flat();
   const soakScenario = SCENARIOS[0]!;
   if (!existsSync(join(ROOT, 'dist', 'server.js')))
     throw new Error('dist/server.js is missing: npm run build');
@@ -67,8 +68,8 @@ async function main(): Promise<number> {
       await createSource(service, sourceOf(s.name), `Benchmark ${s.name}`);
       ledger.open(sourceOf(s.name));
     }
-    for (const scenario of selected)
-      measured.push(await measureScenario(scenario, sourceOf(scenario.name), servers, options, ledger));
+    for (const group of groups)
+      measured.push(...(await measureGroup(group, sourceOf, servers, options, ledger)));
     if (options.soakMinutes > 0) {
       const plan = { ...options, minutes: options.soakMinutes };
       const summaries = measured.map((m) => m.summary);

@@ -15,6 +15,12 @@ export interface Prepared {
   storedEvents?: number;
   /** Undoes what preparing changed in the service, after the legs. */
   cleanup?: () => Promise<void>;
+  /**
+   * Readies the service for the scenario's next legs and gives what undoes it after them, around
+   * each of its blocks of legs: scenarios measured in turn (bench/measure.ts) each find the service
+   * as they need it.
+   */
+  during?: () => Promise<() => Promise<void>>;
 }
 
 export interface Scenario {
