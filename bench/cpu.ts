@@ -62,9 +62,56 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - t[3]! - t[4]!, total };
 }
 
+/** User + system CPU of each thread of a process, in microseconds, by thread id; empty once it is gone. */
+function threadCpuUs(pid: number): Map<number, number> {
+  const times = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return times;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      times.set(Number(tid), (Number(f[11]) + Number(f[12])) * TICK_US);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return times;
+}
+
+/** CPU per request of the server's own threads over a leg (its first process only), µs. */
+export interface ThreadCpu {
+  /** The main thread (the event loop that answers the requests). */
+  main: number;
+  /**
+   * Each other thread that used at least 1 µs per request, most first: on the embedded store the
+   * writer thread first, then the checkpointer and V8's helpers (garbage collection, compilation).
+   */
+  others: number[];
+}
+
+function threadDeltas(pid: number, before: Map<number, number>, requests: number): ThreadCpu | undefined {
+  const after = threadCpuUs(pid);
+  const main = after.get(pid);
+  if (main === undefined) return undefined;
+  const perRequest = (tid: number, us: number) => (us - (before.get(tid) ?? 0)) / requests;
+  const others = [...after]
+    .filter(([tid]) => tid !== pid)
+    .map(([tid, us]) => Math.round(perRequest(tid, us)))
+    .filter((us) => us >= 1)
+    .sort((a, b) => b - a);
+  return { main: Math.round(perRequest(pid, main)), others };
+}
+
 export interface LegCpu {
   /** CPU of the server under test per request, all threads, µs. */
   serverUsPerRequest: number;
+  /** The same by thread, for a server given by its pid (not by a sampling function). */
+  threads?: ThreadCpu;
   /** CPU of the load generator per request, µs. */
   loadUsPerRequest: number;
   /** Share of the machine's cores that were busy during the leg, % (100 = every core). */
@@ -86,6 +133,8 @@ export function cpuMeter(pid: number | number[] | (() => number | null)): {
   stop(requests: number): LegCpu | null;
 } {
   const sample = typeof pid === 'function' ? pid : () => processesCpuUs(Array.isArray(pid) ? pid : [pid]);
+  const first = typeof pid === 'function' ? undefined : Array.isArray(pid) ? pid[0] : pid;
+  const threads = first === undefined ? undefined : threadCpuUs(first);
   const server = sample();
   const load = process.cpuUsage();
   const machine = machineTicks();
@@ -96,8 +145,10 @@ export function cpuMeter(pid: number | number[] | (() => number | null)): {
       const machineEnd = machineTicks();
       if (server === null || serverEnd === null || requests <= 0) return null;
       const total = machineEnd.total - machine.total;
+      const byThread = first === undefined ? undefined : threadDeltas(first, threads!, requests);
       return {
         serverUsPerRequest: Math.round((serverEnd - server) / requests),
+        ...(byThread ? { threads: byThread } : {}),
         loadUsPerRequest: Math.round((loadUsed.user + loadUsed.system) / requests),
         machineBusyPercent: total > 0 ? Math.round((100 * (machineEnd.busy - machine.busy)) / total) : 0,
       };

@@ -3,7 +3,7 @@
  * requests/s, events/s, latency, answers, RSS and CPU.
  */
 import type autocannon from 'autocannon';
-import { cpuMeter, type LegCpu } from './cpu.js';
+import { cpuMeter, type LegCpu, type ThreadCpu } from './cpu.js';
 import { load } from './load.js';
 import { sampleRss } from './memory.js';
 import { fmt, round1 } from './numbers.js';
@@ -99,6 +99,12 @@ export async function runLeg(
 }
 
 /** The console line of a measured leg. */
+/** A server's CPU per request by thread, as the leg's line prints it. */
+function threadsText(threads: ThreadCpu | undefined): string {
+  if (!threads) return '';
+  return ` [main thread ${threads.main}${threads.others.length ? `; others ${threads.others.join(' ')}` : ''}]`;
+}
+
 export function legLine(leg: Leg): string {
   const codes = leg.non2xx ? ` ${JSON.stringify(leg.statusCodes)}` : '';
   return (
@@ -106,7 +112,8 @@ export function legLine(leg: Leg): string {
     ` ${fmt(leg.eventsPerSec).padStart(9)} events/s  p50 ${leg.latencyMs.p50} ms  p99 ${leg.latencyMs.p99} ms` +
     `  non-2xx ${leg.non2xx}${codes}  errors ${leg.errors}  RSS ${leg.rssPeakMb} MB` +
     (leg.cpu
-      ? `  CPU ${leg.cpu.serverUsPerRequest} µs/request (load generator ${leg.cpu.loadUsPerRequest})` +
+      ? `  CPU ${leg.cpu.serverUsPerRequest} µs/request${threadsText(leg.cpu.threads)}` +
+        ` (load generator ${leg.cpu.loadUsPerRequest})` +
         `  machine ${leg.cpu.machineBusyPercent}% busy`
       : '')
   );
