@@ -28,7 +28,8 @@ function markdown(report: Report): string {
   for (const row of tableRows(report.scenarios)) lines.push(`| ${row.join(' | ')} |`);
   lines.push('');
   lines.push(
-    `${report.connections} connections, ${report.durationSec} s per leg, ${report.rounds} rounds (service, bare, service, bare, …); ` +
+    `${report.connections} connections, ${report.durationSec} s per leg, ${report.rounds} rounds (service, bare, service, bare, …` +
+      `${report.scenarios.some((s) => s.name.endsWith('+rules')) ? '; a scenario and its +rules variant in turn, A B then B A' : ''}); ` +
       'requests/s and events/s are the mean of the legs, p50/p99 the worst leg, peak RSS the highest sample; ' +
       'CPU µs/request is the server process (all its threads) per request, machine busy % the share of all cores in use ' +
       '(the load generator included), both the mean of the legs.',
