@@ -153,3 +153,46 @@ test('one batch of many shapes: each write set committed or in conflict alone', 
     ['c1'],
   );
 });
+
+test('a batch of first visits alone is written by its one statement: each committed or in conflict alone, and one the server refuses fails alone', async (t) => {
+  const url = await testSchema();
+  const store = await openedStore(t, url);
+  ok(await store.commit({ session: { record: session('old', null), expectVersion: null }, events: [] }));
+  const visit = (sessionId: string, profileId: string, eventId: string): WriteSet => ({
+    session: { record: session(sessionId, profileId), expectVersion: null },
+    profile: { op: 'create', record: newProfile(profileId, at(1)) },
+    events: [event(eventId, { session: { id: sessionId }, profile: { id: profileId } })],
+  });
+
+  // Submitted in one turn of the event loop: one batch, which needs no lock, touch or identity.
+  const first = await Promise.all(
+    [
+      visit('s1', 'p1', 'e1'),
+      visit('s2', 'p2', 'e2'),
+      visit('old', 'p3', 'e3'),
+      { events: [keyed('k1', 'key-1')] },
+    ].map((ws) => store.commit(ws)),
+  );
+  ok(first[0]);
+  ok(first[1]);
+  assert.deepEqual(first[2], { ok: false, conflict: 'session' });
+  ok(first[3]);
+  assert.equal(await store.getProfile('p3'), null);
+
+  // A write set whose statement the server refuses (a time that is no time): it alone fails.
+  const refused = visit('s5', 'p5', 'e5');
+  refused.events[0]!.metadata.time.insert = 'not a time';
+  const second = await Promise.allSettled(
+    [visit('s4', 'p4', 'e4'), refused, visit('s6', 'p6', 'e6')].map((ws) => store.commit(ws)),
+  );
+  assert.equal(second[0]!.status, 'fulfilled');
+  assert.equal(second[1]!.status, 'rejected');
+  assert.equal(second[2]!.status, 'fulfilled');
+  for (const s of [second[0]!, second[2]!]) ok((s as PromiseFulfilledResult<CommitResult>).value);
+
+  const stored = (await store.listEvents({}, 100, null)).map((e) => e.id).sort();
+  assert.deepEqual(stored, ['e1', 'e2', 'e4', 'e6', 'k1']);
+  assert.equal(await store.getProfile('p5'), null);
+  assert.equal(await store.getSession('s5'), null);
+  for (const id of ['p1', 'p2', 'p4', 'p6']) assert.ok(await store.getProfile(id), id);
+});

@@ -54,6 +54,23 @@ export function createPool(options: PoolOptions): pg.Pool {
 }
 
 /**
+ * Runs `fn` on one connection of the pool outside any transaction: each statement commits on its
+ * own. A connection that failed is destroyed instead of going back to the pool.
+ */
+export async function onConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: unknown = undefined;
+  try {
+    return await fn(client);
+  } catch (error) {
+    if (isConnectionLost(error)) broken = error;
+    throw error;
+  } finally {
+    client.release(broken === undefined ? undefined : (broken as Error));
+  }
+}
+
+/**
  * Runs `fn` on one connection of the pool inside a transaction: commits when it returns, rolls back
  * when it throws. A connection that failed is destroyed instead of going back to the pool.
  */

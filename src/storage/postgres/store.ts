@@ -34,7 +34,7 @@ import type {
 import { MigrationsMissingError, StoreUnavailableError } from '../store.js';
 import { mergeContext } from '../contexts.js';
 import { eventOf } from '../documents.js';
-import { createPool, inTransaction, type ConnectionOptions } from './connection.js';
+import { createPool, inTransaction, onConnection, type ConnectionOptions } from './connection.js';
 import { translate } from './errors.js';
 import { migrate, pendingMigrations } from './migrations.js';
 import { PostgresDestinations } from './destinations.js';
@@ -92,7 +92,10 @@ export class PostgresStore implements Store {
       connectTimeoutMs: options.connectTimeoutMs ?? 5000,
       statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
     };
-    const writes = new BatchWrites((fn) => this.transaction(fn));
+    const writes = new BatchWrites(
+      (fn) => this.transaction(fn),
+      (fn) => this.unwrapped(fn),
+    );
     // Two batches commit at once, each on a connection of its own: a batch mostly waits for the
     // server (round trips, the WAL flush), and two batches of one process are no different from
     // batches of two processes, which the locks in id order already keep apart.
@@ -160,6 +163,15 @@ export class PostgresStore implements Store {
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     try {
       return await inTransaction(this.db, fn);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  /** `fn` on a connection outside a transaction: each of its statements commits on its own. */
+  private async unwrapped<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await onConnection(this.db, fn);
     } catch (error) {
       throw translate(error);
     }

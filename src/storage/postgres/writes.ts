@@ -20,7 +20,11 @@ import { planWriteSet, type WritePlan } from './write-set.js';
 const RETRIES = 3;
 
 export class BatchWrites {
-  constructor(private readonly transaction: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>) {}
+  constructor(
+    private readonly transaction: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
+    /** `fn` on a connection outside a transaction (each statement commits on its own). */
+    private readonly unwrapped: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
+  ) {}
 
   /**
    * Writes a batch in one transaction, each write set in its own savepoint, so that a conflict or an
@@ -62,6 +66,21 @@ export class BatchWrites {
    * does, the whole transaction is rolled back and the batch written again, a savepoint each.
    */
   private async firstTry(items: WriteSet[]): Promise<ItemOutcome<CommitResult>[]> {
+    if (oneStatement(items)) {
+      let done: { outcomes: ItemOutcome<CommitResult>[]; end: number } | undefined;
+      try {
+        done = await this.statementAlone(items);
+      } catch (error) {
+        // The statement failed and wrote nothing (it is its own transaction): the usual way below
+        // finds which write set failed. Anything else (the connection lost) is handled as before.
+        if (!(error instanceof WriteSetFailed)) throw error;
+      }
+      if (done) {
+        // oneStatement keeps out what ends a chunk early; were it to, the rest is a batch of its own.
+        if (done.end === items.length) return done.outcomes;
+        return [...done.outcomes.slice(0, done.end), ...(await this.firstTry(items.slice(done.end)))];
+      }
+    }
     if (items.length === 1) return this.batchTransaction(items, true);
     try {
       return await this.batchTransaction(items, false);
@@ -69,6 +88,19 @@ export class BatchWrites {
       if (!(error instanceof WriteSetFailed)) throw error;
       return this.batchTransaction(items, true);
     }
+  }
+
+  /**
+   * A batch that oneStatement accepts, written by its one statement on a connection outside a
+   * transaction: the statement commits on its own, so the batch costs one round trip instead of
+   * three (BEGIN, the statement, COMMIT), with the same durability (docs/architecture.md#the-write-path).
+   */
+  private statementAlone(items: WriteSet[]): Promise<{ outcomes: ItemOutcome<CommitResult>[]; end: number }> {
+    return this.unwrapped(async (client) => {
+      const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
+      const end = await this.writeChunk(client, items, 0, new Map(), outcomes, false);
+      return { outcomes, end };
+    });
   }
 
   private batchTransaction(items: WriteSet[], isolated: boolean): Promise<ItemOutcome<CommitResult>[]> {
@@ -360,6 +392,32 @@ interface WriteAnswer {
   replayed?: boolean;
   /** When the write set's events carry client ids: those not stored (duplicates). */
   duplicates?: string[];
+}
+
+/**
+ * True when the batch is written by one statement and nothing else: no profile to lock and read
+ * first (only new profiles, without operations that a duplicate event could take back), no session
+ * to touch, no replay, no identity, and no session or profile written twice (which would end the
+ * chunk).
+ */
+function oneStatement(items: WriteSet[]): boolean {
+  const sessions = new Set<string>();
+  const profiles = new Set<string>();
+  for (const ws of items) {
+    if (ws.touch || ws.replayOf !== undefined) return false;
+    const p = ws.profile;
+    if (p) {
+      if (p.op !== 'create' || (p.change?.steps.some((step) => step.ops.length > 0) ?? false)) return false;
+      if (profiles.has(p.record.id)) return false;
+      profiles.add(p.record.id);
+    }
+    const sessionId = ws.session?.record.id;
+    if (sessionId !== undefined) {
+      if (sessions.has(sessionId)) return false;
+      sessions.add(sessionId);
+    }
+  }
+  return true;
 }
 
 function hasIdentities(ws: WriteSet): boolean {
