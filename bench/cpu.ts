@@ -9,8 +9,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every platform Node runs on. */
 const TICK_US = 10_000;
 
-/** Fields of /proc/<pid>/stat after the command name (which may hold spaces), from state on. */
-function statFields(pid: number): string[] | null {
+/**
+ * Fields of /proc/<pid>/stat (or of a thread's, /proc/<pid>/task/<tid>/stat, given `<pid>/task/<tid>`)
+ * after the command name (which may hold spaces), from state on.
+ */
+function statFields(pid: number | string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -19,8 +22,8 @@ function statFields(pid: number): string[] | null {
   }
 }
 
-/** User + system CPU of every thread of a process, in microseconds; null once it is gone. */
-function processCpuUs(pid: number): number | null {
+/** User + system CPU of a process (all its threads) or of one thread, in µs; null once it is gone. */
+function processCpuUs(pid: number | string): number | null {
   const fields = statFields(pid);
   // utime and stime are the 12th and 13th fields from state on.
   return fields ? (Number(fields[11]) + Number(fields[12])) * TICK_US : null;
@@ -72,13 +75,8 @@ function threadCpuUs(pid: number): Map<number, number> {
     return times;
   }
   for (const tid of tids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      times.set(Number(tid), (Number(f[11]) + Number(f[12])) * TICK_US);
-    } catch {
-      // the thread ended meanwhile
-    }
+    const us = processCpuUs(`${pid}/task/${tid}`);
+    if (us !== null) times.set(Number(tid), us); // null: the thread ended meanwhile
   }
   return times;
 }

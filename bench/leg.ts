@@ -98,13 +98,13 @@ export async function runLeg(
   return { leg, window: { start, end } };
 }
 
-/** The console line of a measured leg. */
 /** A server's CPU per request by thread, as the leg's line prints it. */
 function threadsText(threads: ThreadCpu | undefined): string {
   if (!threads) return '';
   return ` [main thread ${threads.main}${threads.others.length ? `; others ${threads.others.join(' ')}` : ''}]`;
 }
 
+/** The console line of a measured leg. */
 export function legLine(leg: Leg): string {
   const codes = leg.non2xx ? ` ${JSON.stringify(leg.statusCodes)}` : '';
   return (

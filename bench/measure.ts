@@ -8,7 +8,7 @@ import { settle } from './settle.js';
 import { fmt } from './numbers.js';
 import type { Child } from './processes.js';
 import type { Window } from './profile.js';
-import type { Scenario } from './scenarios.js';
+import type { Prepared, Scenario } from './scenarios.js';
 import type { Servers } from './servers.js';
 import type { Ledger } from './stored.js';
 import { summarize, type ScenarioSummary } from './summary.js';
@@ -36,7 +36,7 @@ export async function prepareWorkload(
   service: Child,
   sourceId: string,
   ledger: Ledger,
-): Promise<{ work: Workload; cleanup?: () => Promise<void>; during?: () => Promise<() => Promise<void>> }> {
+): Promise<{ work: Workload } & Pick<Prepared, 'cleanup' | 'during'>> {
   const prepared = await scenario.prepare(service, sourceId);
   ledger.answered(sourceId, prepared.storedEvents ?? 0);
   const { name, eventsPerRequest, headers } = scenario;
@@ -48,12 +48,10 @@ export async function prepareWorkload(
 }
 
 /** A scenario of a group being measured: its workload, its legs so far, and what it needs. */
-interface Member {
+interface Member extends Pick<Prepared, 'cleanup' | 'during'> {
   scenario: Scenario;
   sourceId: string;
   work: Workload;
-  cleanup?: () => Promise<void>;
-  during?: () => Promise<() => Promise<void>>;
   measured: Measured;
   byTarget: Record<Target, Leg[]>;
 }

@@ -195,4 +195,17 @@ test('a batch of first visits alone is written by its one statement: each commit
   assert.equal(await store.getProfile('p5'), null);
   assert.equal(await store.getSession('s5'), null);
   for (const id of ['p1', 'p2', 'p4', 'p6']) assert.ok(await store.getProfile(id), id);
+
+  // One session written twice ends the chunk: the second write set is written after the first
+  // committed, sees its session and is a session conflict; the one after it is written too.
+  const third = await Promise.all(
+    [visit('s7', 'p7', 'e7'), visit('s7', 'p8', 'e8'), visit('s9', 'p9', 'e9')].map((ws) => store.commit(ws)),
+  );
+  ok(third[0]);
+  assert.deepEqual(third[1], { ok: false, conflict: 'session' });
+  ok(third[2]);
+  assert.equal((await store.getSession('s7'))?.record.profile?.id, 'p7');
+  assert.equal(await store.getProfile('p8'), null);
+  assert.equal(await store.getEvent('e8'), null);
+  for (const id of ['e7', 'e9']) assert.notEqual(await store.getEvent(id), null, id);
 });

@@ -55,15 +55,22 @@ export function createPool(options: PoolOptions): pg.Pool {
 
 /**
  * Runs `fn` on one connection of the pool outside any transaction: each statement commits on its
- * own. A connection that failed is destroyed instead of going back to the pool.
+ * own. A connection that failed (its error, or one `fn` hands to `discard`) is destroyed instead of
+ * going back to the pool.
  */
-export async function onConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function onConnection<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient, discard: (error: unknown) => void) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   let broken: unknown = undefined;
+  const discard = (error: unknown) => {
+    broken ??= error;
+  };
   try {
-    return await fn(client);
+    return await fn(client, discard);
   } catch (error) {
-    if (isConnectionLost(error)) broken = error;
+    if (isConnectionLost(error)) discard(error);
     throw error;
   } finally {
     client.release(broken === undefined ? undefined : (broken as Error));
@@ -74,24 +81,16 @@ export async function onConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient)
  * Runs `fn` on one connection of the pool inside a transaction: commits when it returns, rolls back
  * when it throws. A connection that failed is destroyed instead of going back to the pool.
  */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: unknown = undefined;
-  try {
+export function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return onConnection(pool, async (client, discard) => {
     await client.query('BEGIN');
     try {
       const result = await fn(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      if (isConnectionLost(error)) broken = error;
-      else await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
+      if (!isConnectionLost(error)) await client.query('ROLLBACK').catch(discard);
       throw error;
     }
-  } catch (error) {
-    if (broken === undefined && isConnectionLost(error)) broken = error;
-    throw error;
-  } finally {
-    client.release(broken === undefined ? undefined : (broken as Error));
-  }
+  });
 }

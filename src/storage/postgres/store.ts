@@ -148,30 +148,27 @@ export class PostgresStore implements Store {
   }
 
   /** One statement on any connection of the pool; driver errors become StoreUnavailableError. */
-  private async query<R extends pg.QueryResultRow>(
+  private query<R extends pg.QueryResultRow>(
     statement: Statement | string,
     values: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
-    try {
-      const config = typeof statement === 'string' ? { text: statement } : statement;
-      return await this.db.query<R>({ ...config, values: values.map(storable) });
-    } catch (error) {
-      throw translate(error);
-    }
+    const config = typeof statement === 'string' ? { text: statement } : statement;
+    return this.translated(() => this.db.query<R>({ ...config, values: values.map(storable) }));
   }
 
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    try {
-      return await inTransaction(this.db, fn);
-    } catch (error) {
-      throw translate(error);
-    }
+  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.translated(() => inTransaction(this.db, fn));
   }
 
   /** `fn` on a connection outside a transaction: each of its statements commits on its own. */
-  private async unwrapped<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  private unwrapped<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.translated(() => onConnection(this.db, fn));
+  }
+
+  /** What `run` answers; driver errors become StoreUnavailableError. */
+  private async translated<T>(run: () => Promise<T>): Promise<T> {
     try {
-      return await onConnection(this.db, fn);
+      return await run();
     } catch (error) {
       throw translate(error);
     }

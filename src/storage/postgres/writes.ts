@@ -76,7 +76,8 @@ export class BatchWrites {
         if (!(error instanceof WriteSetFailed)) throw error;
       }
       if (done) {
-        // oneStatement keeps out what ends a chunk early; were it to, the rest is a batch of its own.
+        // A chunk ends before a session or profile written twice: the rest is a batch of its own,
+        // written after the chunk committed (so it sees the chunk's writes, as in one transaction).
         if (done.end === items.length) return done.outcomes;
         return [...done.outcomes.slice(0, done.end), ...(await this.firstTry(items.slice(done.end)))];
       }
@@ -91,9 +92,10 @@ export class BatchWrites {
   }
 
   /**
-   * A batch that oneStatement accepts, written by its one statement on a connection outside a
-   * transaction: the statement commits on its own, so the batch costs one round trip instead of
-   * three (BEGIN, the statement, COMMIT), with the same durability (docs/architecture.md#the-write-path).
+   * A batch that oneStatement accepts, its first chunk written by its one statement on a connection
+   * outside a transaction: the statement commits on its own, so the chunk costs one round trip
+   * instead of three (BEGIN, the statement, COMMIT), with the same durability
+   * (docs/architecture.md#the-write-path). `end`: the first write set not written.
    */
   private statementAlone(items: WriteSet[]): Promise<{ outcomes: ItemOutcome<CommitResult>[]; end: number }> {
     return this.unwrapped(async (client) => {
@@ -395,29 +397,16 @@ interface WriteAnswer {
 }
 
 /**
- * True when the batch is written by one statement and nothing else: no profile to lock and read
+ * True when the batch needs nothing before its chunk (writeChunk): no profile to lock and read
  * first (only new profiles, without operations that a duplicate event could take back), no session
- * to touch, no replay, no identity, and no session or profile written twice (which would end the
- * chunk).
+ * to touch, no replay, no identity.
  */
 function oneStatement(items: WriteSet[]): boolean {
-  const sessions = new Set<string>();
-  const profiles = new Set<string>();
-  for (const ws of items) {
+  return items.every((ws) => {
     if (ws.touch || ws.replayOf !== undefined) return false;
     const p = ws.profile;
-    if (p) {
-      if (p.op !== 'create' || (p.change?.steps.some((step) => step.ops.length > 0) ?? false)) return false;
-      if (profiles.has(p.record.id)) return false;
-      profiles.add(p.record.id);
-    }
-    const sessionId = ws.session?.record.id;
-    if (sessionId !== undefined) {
-      if (sessions.has(sessionId)) return false;
-      sessions.add(sessionId);
-    }
-  }
-  return true;
+    return !p || (p.op === 'create' && !(p.change?.steps.some((step) => step.ops.length > 0) ?? false));
+  });
 }
 
 function hasIdentities(ws: WriteSet): boolean {
