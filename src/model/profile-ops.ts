@@ -75,7 +75,8 @@ export function sameJson(a: unknown, b: unknown): boolean {
   );
 }
 
-function getIn(root: JsonObject, path: string[]): unknown {
+/** The value at a path, or undefined when something on the way is missing or not an object. */
+export function getIn(root: JsonObject, path: readonly string[]): unknown {
   let current: unknown = root;
   for (const key of path) {
     if (!isObject(current) || !Object.hasOwn(current, key)) return undefined;
@@ -120,6 +121,8 @@ class Draft {
   /** The objects copied so far; null in place. */
   private readonly copies: Set<object> | null;
   root: JsonObject | null = null;
+  /** The paths written, in order; null for the segments. */
+  readonly written: (readonly string[] | null)[] = [];
 
   constructor(
     private readonly original: ProfileRecord,
@@ -141,6 +144,7 @@ class Draft {
 
   /** `value` at `path` (undefined removes the key); what is missing or not an object on the way becomes `{}`. */
   set(path: string[], value: unknown): void {
+    this.written.push(path);
     this.root = this.own(this.current);
     let parent = this.root;
     for (let i = 0; i < path.length - 1; i++) {
@@ -156,6 +160,7 @@ class Draft {
   }
 
   segments(next: unknown[]): void {
+    this.written.push(null);
     this.root = this.own(this.current);
     this.root.segments = next;
   }
@@ -197,11 +202,11 @@ function applyTo(profile: ProfileRecord, ops: ProfileOp[], at: string, inPlace: 
   const draft = new Draft(profile, inPlace);
   let changed = false;
   for (const op of ops) if (applyOne(draft, op)) changed = true;
-  if (!changed) return { profile, changed: false };
+  if (!changed) return { profile, changed: false, written: draft.written };
   const result = draft.current as unknown as ProfileRecord;
   if (inPlace) result.metadata.time.update = at;
   else result.metadata = { ...result.metadata, time: { ...result.metadata.time, update: at } };
-  return { profile: result, changed: true };
+  return { profile: result, changed: true, written: draft.written };
 }
 
 /**
@@ -213,19 +218,21 @@ export function applyOps(
   ops: ProfileOp[],
   at: string,
 ): { profile: ProfileRecord; changed: boolean } {
-  return applyTo(profile, ops, at, false);
+  const { profile: result, changed } = applyTo(profile, ops, at, false);
+  return { profile: result, changed };
 }
 
 /**
  * applyOps on the profile given, which is changed and answered: for a caller that owns the record
  * and every object in it, so that no other holder sees the change (the embedded store's writer:
- * src/storage/sqlite/profiles.ts). Nothing is changed when `changed` is false.
+ * src/storage/sqlite/profiles.ts). Nothing is changed when `changed` is false. `written`: the
+ * paths the operations wrote, in order (null for the segments), for diffOf (profile-diff.ts).
  */
 export function applyOpsInPlace(
   profile: ProfileRecord,
   ops: ProfileOp[],
   at: string,
-): { profile: ProfileRecord; changed: boolean } {
+): { profile: ProfileRecord; changed: boolean; written: (readonly string[] | null)[] } {
   return applyTo(profile, ops, at, true);
 }
 

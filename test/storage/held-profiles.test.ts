@@ -11,7 +11,7 @@ import { HeldProfiles, HOLD_MS, MAX_HOLD_MS, type Held } from '../../src/storage
 const AT = '2026-01-01T00:00:00.000Z';
 
 function held(id: string, seq: number, at: number, size = 10): Held {
-  return { record: newProfile(id, AT), text: 'x'.repeat(size), seq, at };
+  return { record: newProfile(id, AT), text: 'x'.repeat(size), size, seq, at };
 }
 
 const ids = (taken: [string, Held][]) => taken.map(([id]) => id).sort();

@@ -8,11 +8,13 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import type { ProfileOp } from '../../src/model/profile-ops.js';
+import { diffOf } from '../../src/model/profile-diff.js';
+import { applyOpsInPlace, type ProfileOp } from '../../src/model/profile-ops.js';
 import { newProfile } from '../../src/model/profiles.js';
 import type { CommitResult, ProfileRecord } from '../../src/model/records.js';
 import { lockDataDir, migrate } from '../../src/storage/sqlite/connection.js';
 import { HOLD_MS, MAX_HOLD_MS } from '../../src/storage/sqlite/held-profiles.js';
+import { isDiffText } from '../../src/storage/sqlite/profile-log.js';
 import { profileWrites } from '../../src/storage/sqlite/profiles.js';
 import { writeStatements } from '../../src/storage/sqlite/statements.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
@@ -317,6 +319,62 @@ describe('sqlite: held profiles', () => {
     await store.close();
     const reopened = await opened(t, dataDir);
     assert.equal(await reopened.getProfile('p1'), null);
+  });
+
+  test('a change of operations alone is logged as its diff, read again exact over a newer row', () => {
+    const db = new Database(':memory:');
+    try {
+      migrate(db);
+      const insert = db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)');
+      for (const id of ['p1', 'p2']) insert.run(id, JSON.stringify(newProfile(id, at(0))));
+      const profiles = profileWrites(writeStatements(db), true);
+      // p2's hold comes first: no log row of p1 is trimmed while it lasts.
+      const p2 = { ...profiles.read('p2')!, consents: { email: true } };
+      profiles.change(p2, JSON.stringify(p2));
+      const steps: ProfileOp[][] = [
+        [
+          increment,
+          { op: 'set', path: ['traits', 'public', 'page'], value: '/a' },
+          { op: 'add_segment', value: 's' },
+        ],
+        [increment, { op: 'set', path: ['traits', 'private', 'o', 'deep'], value: { x: 1 } }],
+        [increment, { op: 'unset', path: ['traits', 'public', 'page'] }],
+      ];
+      const states: ProfileRecord[] = [];
+      steps.forEach((ops, i) => {
+        const record = profiles.read('p1')!;
+        const { written } = applyOpsInPlace(record, ops, at(i + 1));
+        profiles.changeBy(record, diffOf(record, written, at(i + 1)));
+        states.push(structuredClone(record));
+      });
+      const logged = db
+        .prepare("SELECT doc FROM profile_log WHERE profile_id = 'p1' ORDER BY seq")
+        .pluck()
+        .all() as string[];
+      assert.equal(logged.length, 3);
+      for (const [i, text] of logged.entries()) {
+        assert.ok(isDiffText(text) && text.length < JSON.stringify(states[i]).length, text);
+      }
+      const last = states[2]!;
+      assert.deepEqual(profiles.read('p1'), last);
+      assert.equal(profiles.text('p1'), JSON.stringify(last));
+      // p1's row written with its second state, as a flush would have, its diffs still logged:
+      // read again (after a rolled-back transaction, or by the next process), the log gives the last.
+      db.prepare("UPDATE profiles SET doc = ? WHERE id = 'p1'").run(JSON.stringify(states[1]));
+      profiles.invalidate();
+      assert.deepEqual(profiles.read('p1'), last);
+      const reopened = profileWrites(writeStatements(db), true);
+      reopened.flush('all');
+      const row = db.prepare("SELECT doc FROM profiles WHERE id = 'p1'").pluck().get() as string;
+      assert.deepEqual(JSON.parse(row), last);
+      assert.deepEqual(
+        JSON.parse(db.prepare("SELECT doc FROM profiles WHERE id = 'p2'").pluck().get() as string),
+        p2,
+      );
+      assert.equal(db.prepare('SELECT count(*) FROM profile_log').pluck().get(), 0);
+    } finally {
+      db.close();
+    }
   });
 
   test('a log that cannot be read again fails every later use of the holds, never a stale one', () => {

@@ -1,12 +1,13 @@
 /**
  * Profiles changed by recent commits whose row in `profiles` is not rewritten yet
- * (docs/architecture.md#held-profiles). Each commit that changes a profile appends its new document
- * to `profile_log` (the end of one table: no random page) and holds the record here. A profile's
- * row is written once its last change is `HOLD_MS` old, so a profile changed by many requests in
- * that time is written once; and once its first change since the row was last written is
- * `MAX_HOLD_MS` old, so that a row is never further behind than that, however often its profile
- * changes. The writer reads held profiles from here, so every read sees the latest commit; the log
- * makes each hold durable, and opening the store writes what a crash left in it.
+ * (docs/architecture.md#held-profiles). Each commit that changes a profile appends its new
+ * document, or its diff (profile-log.ts), to `profile_log` (the end of one table: no random page)
+ * and holds the record here. A profile's row is written once its last change is `HOLD_MS` old, so
+ * a profile changed by many requests in that time is written once; and once its first change since
+ * the row was last written is `MAX_HOLD_MS` old, so that a row is never further behind than that,
+ * however often its profile changes. The writer reads held profiles from here, so every read sees
+ * the latest commit; the log makes each hold durable, and opening the store writes what a crash
+ * left in it.
  * Held only while this process holds the data folder's lock: nothing else writes the store then.
  */
 import type { ProfileRecord } from '../../model/records.js';
@@ -36,9 +37,14 @@ export function holdClock(): number {
 /** A change to hold: the profile's latest record, as a commit left it. */
 export interface Held {
   record: ProfileRecord;
-  /** The record as JSON: what its row receives. */
-  text: string;
-  /** The `profile_log` row holding `text`. */
+  /**
+   * The record as JSON (what its row receives), or null until first needed: a change logged as
+   * its diff (profile-log.ts) leaves the document to be made when read or written.
+   */
+  text: string | null;
+  /** The characters of `text`, or at most this many: the last known size plus those of the diffs since. */
+  size: number;
+  /** The latest `profile_log` row of the record. */
   seq: number;
   /** When it was committed (holdClock()). */
   at: number;

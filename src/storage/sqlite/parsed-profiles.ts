@@ -19,6 +19,7 @@ export const PARSED_PROFILE_BOUNDS = {
 
 interface Entry {
   text: string;
+  size: number;
   record: ProfileRecord;
 }
 
@@ -50,7 +51,7 @@ export class ParsedProfiles {
   set(id: string, text: string, record: ProfileRecord): void {
     this.entries.delete(id);
     if (text.length > this.bounds.maxTextChars) return;
-    this.entries.set(id, { text, record });
+    this.entries.set(id, { text, size: text.length, record });
     while (this.entries.size > this.bounds.maxEntries || this.entries.chars > this.bounds.maxChars) {
       this.entries.delete(this.entries.first()![0]);
     }

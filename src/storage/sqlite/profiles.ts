@@ -9,8 +9,10 @@ import { mergeProfiles } from '../../model/profile-merge.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
+import type { ProfileDiff } from '../../model/profile-diff.js';
 import { HeldProfiles, holdClock } from './held-profiles.js';
 import { ParsedProfiles } from './parsed-profiles.js';
+import { applyDiffText, encodeDiff, isDiffText } from './profile-log.js';
 import type { writeStatements } from './statements.js';
 
 type Statements = ReturnType<typeof writeStatements>;
@@ -47,14 +49,34 @@ export function profileWrites(s: Statements, hold: boolean) {
     const rows = s.profileLog.all() as [number, string, string, number][];
     held.clear();
     for (const [seq, id, doc, at] of rows) {
-      held.hold(id, { record: profileOf(JSON.parse(doc) as ProfileRecord), text: doc, seq, at });
+      if (!isDiffText(doc)) {
+        held.hold(id, {
+          record: profileOf(JSON.parse(doc) as ProfileRecord),
+          text: doc,
+          size: doc.length,
+          seq,
+          at,
+        });
+        continue;
+      }
+      // A diff applies to the profile as held before it, or as its row has it (profile-log.ts).
+      let base: { record: ProfileRecord; size: number } | undefined = held.get(id);
+      if (base === undefined) {
+        const row = s.getProfile.get(id) as string;
+        base = { record: profileOf(JSON.parse(row) as ProfileRecord), size: row.length };
+      }
+      applyDiffText(base.record, doc);
+      held.hold(id, { record: base.record, text: null, size: base.size + doc.length, seq, at });
     }
     stale = false;
     return held;
   };
   /** A profile's document as the latest commit left it (held or stored), or undefined. */
-  const text = (id: string): string | undefined =>
-    fresh().get(id)?.text ?? (s.getProfile.get(id) as string | undefined);
+  const text = (id: string): string | undefined => {
+    const holding = fresh().get(id);
+    if (holding) return (holding.text ??= JSON.stringify(holding.record));
+    return s.getProfile.get(id) as string | undefined;
+  };
   /**
    * A profile's record as the latest commit left it, or null. The writer owns it: a write set may
    * change it in place (writes.ts), once nothing can make it conflict, and then holds it (the holds
@@ -83,24 +105,44 @@ export function profileWrites(s: Statements, hold: boolean) {
   const flush = (now: number | 'all') => {
     const taken = fresh().take(now);
     if (taken.length === 0) return;
-    for (const [id, holding] of taken) write(id, holding.record, holding.text);
+    for (const [id, holding] of taken)
+      write(id, holding.record, holding.text ?? JSON.stringify(holding.record));
     const first = held.firstNeeded;
     if (first === Infinity) s.clearProfileLog.run();
     else s.trimProfileLog.run(first);
   };
-  /** A commit's new document of a stored profile: held when holding, else written at once. */
-  const change = (record: ProfileRecord, doc: string): void => {
-    if (!hold) {
-      write(record.id, record, doc);
-      return;
-    }
+  /** Logs a held change's text and holds the record (text null: made when first needed). */
+  const logAndHold = (record: ProfileRecord, logged: string, text: string | null, size: number) => {
     const holds = fresh();
     // The parsed record (if the change started from it) may be this one, changed in place: its
     // text no longer says it. The hold answers until its row is written, which keeps it again.
     parsed.delete(record.id);
     const at = holdClock();
-    const seq = Number(s.logProfile.run(record.id, doc, at).lastInsertRowid);
-    holds.hold(record.id, { record, text: doc, seq, at });
+    const seq = Number(s.logProfile.run(record.id, logged, at).lastInsertRowid);
+    holds.hold(record.id, { record, text, size, seq, at });
+  };
+  /** A commit's new document of a stored profile: held when holding, else written at once. */
+  const change = (record: ProfileRecord, doc: string): void => {
+    if (!hold) write(record.id, record, doc);
+    else logAndHold(record, doc, doc, doc.length);
+  };
+  /**
+   * A change that operations alone made, in place, to a stored profile: when holding, its diff is
+   * what is logged (profile-log.ts), and the document is made once needed. The first change since
+   * the row was written logs its diff too, but makes the document, so that the hold knows its size.
+   */
+  const changeBy = (record: ProfileRecord, diff: ProfileDiff): void => {
+    if (!hold) {
+      write(record.id, record, JSON.stringify(record));
+      return;
+    }
+    const before = fresh().get(record.id);
+    const logged = encodeDiff(diff);
+    if (before) logAndHold(record, logged, null, before.size + logged.length);
+    else {
+      const doc = JSON.stringify(record);
+      logAndHold(record, logged, doc, doc.length);
+    }
   };
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
@@ -126,6 +168,7 @@ export function profileWrites(s: Statements, hold: boolean) {
     flush,
 
     change,
+    changeBy,
 
     /** True when flush(now) would write a profile. */
     due(now: number): boolean {

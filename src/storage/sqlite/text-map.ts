@@ -1,9 +1,10 @@
 /**
  * The bookkeeping the writer's bounded maps of profiles share (parsed-profiles.ts,
- * held-profiles.ts): entries in the order they were last set, each with a text, and the characters
- * of all those texts, so that a map can keep within a budget of entries and characters.
+ * held-profiles.ts): entries in the order they were last set, each with the characters of its
+ * document's text (`size`: exact, or for a held profile an upper bound), and the characters of all
+ * of them, so that a map can keep within a budget of entries and characters.
  */
-export class TextMap<E extends { text: string }> {
+export class TextMap<E extends { size: number }> {
   private readonly entries = new Map<string, E>();
   private total = 0;
 
@@ -11,7 +12,7 @@ export class TextMap<E extends { text: string }> {
     return this.entries.size;
   }
 
-  /** Characters of the texts of all entries. */
+  /** Characters of all entries (their sizes). */
   get chars(): number {
     return this.total;
   }
@@ -24,14 +25,14 @@ export class TextMap<E extends { text: string }> {
   set(id: string, entry: E): void {
     this.delete(id);
     this.entries.set(id, entry);
-    this.total += entry.text.length;
+    this.total += entry.size;
   }
 
   delete(id: string): void {
     const entry = this.entries.get(id);
     if (entry === undefined) return;
     this.entries.delete(id);
-    this.total -= entry.text.length;
+    this.total -= entry.size;
   }
 
   /** The entry set longest ago, if any. */

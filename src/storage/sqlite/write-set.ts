@@ -15,6 +15,7 @@ import type {
 import { shareContext } from '../contexts.js';
 import { offBand } from '../event-band.js';
 import type { ErrorShape } from './errors.js';
+import { pathText, splitPath } from './path-texts.js';
 
 // Tuples rather than objects: a message carries no property names, which makes it cheaper to copy.
 
@@ -36,21 +37,6 @@ export type ProfileRow = [
 
 /** An operation as a tuple: its name, its path (dotted) or identity type ('' for a segment), its value. */
 type OpTuple = [op: ProfileOp['op'], target: string, value?: unknown];
-
-/**
- * The JSON text of each path seen, by its array: a rule's operations share their paths' arrays
- * (src/domain/rules/compile.ts), so each path is joined and quoted once.
- */
-const pathTexts = new WeakMap<readonly string[], string>();
-
-function pathText(path: readonly string[]): string {
-  let text = pathTexts.get(path);
-  if (text === undefined) {
-    text = JSON.stringify(path.join('.'));
-    pathTexts.set(path, text);
-  }
-  return text;
-}
 
 /** A value (JSON data, as rules take from events) as JSON; undefined as null, as in an array. */
 const valueText = (value: unknown): string => JSON.stringify(value) ?? 'null';
@@ -77,22 +63,6 @@ export function encodeChange(change: ProfileChange): string {
     text += ']]';
   }
   return text + ']]';
-}
-
-/**
- * Paths split before, by their dotted form: the rules' few paths come back with every change, and
- * operations only read them (src/model/profile-ops.ts), so one array serves them all.
- */
-const splitPaths = new Map<string, string[]>();
-const MAX_SPLIT_PATHS = 1_000;
-
-function splitPath(dotted: string): string[] {
-  let path = splitPaths.get(dotted);
-  if (path === undefined) {
-    path = Object.freeze(dotted.split('.')) as string[];
-    if (splitPaths.size < MAX_SPLIT_PATHS) splitPaths.set(dotted, path);
-  }
-  return path;
 }
 
 export function decodeChange(text: string): ProfileChange {

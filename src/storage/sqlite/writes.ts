@@ -6,7 +6,8 @@
  * checks; the management writes are a few lines each.
  */
 import type Database from 'better-sqlite3';
-import type { ProfileChange, ProfileRecord } from '../../model/records.js';
+import { diffOf, type ProfileDiff } from '../../model/profile-diff.js';
+import type { IdentityKey, ProfileChange, ProfileRecord } from '../../model/records.js';
 import {
   applyOps,
   applyOpsInPlace,
@@ -111,11 +112,14 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     let change: ProfileChange | null = null;
     // The operations to apply to `current` once nothing can conflict (they change it in place).
     let pending: ProfileOp[] | null = null;
+    let identities: IdentityKey[] = [];
     if (profile) {
       const [op, id, arg, changeText] = profile;
       const sent = changeText === null ? null : decodeChange(changeText);
       change = sent && duplicates.length > 0 ? withoutEvents(sent, duplicates) : sent;
-      const { ops } = splitChange(change);
+      const split = splitChange(change);
+      const ops = split.ops;
+      identities = split.identities;
       if (op === 'create') {
         changed = true;
         // Its document has the request's operations applied; when some came from duplicate events,
@@ -148,9 +152,16 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     }
     // No conflict from here on: the replayed record leaves the quarantine with this commit.
     if (replayOf !== null) rejected.claim.take(replayOf);
+    // What the operations alone changed of a stored profile is held as its diff (profiles.ts:
+    // changeBy), unless the document is wanted at once: answered, or identities to attach.
+    let diff: ProfileDiff | null = null;
     if (pending !== null) {
       // The writer owns the records it reads (profiles.ts), and a change is held or written below.
-      changed = applyOpsInPlace(current!, pending, change!.at).changed || changed;
+      const applied = applyOpsInPlace(current!, pending, change!.at);
+      if (applied.changed && !changed && !answer && identities.length === 0) {
+        diff = diffOf(current!, applied.written, change!.at);
+      }
+      changed = applied.changed || changed;
     }
     // A run of the session stored at the request's time says when its latest request was (getSession
     // reads it): the session's row is written only when no event of it is stored.
@@ -158,8 +169,9 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
       const seq = s.touchSession.get(touch[1], touch[0]) as number | undefined;
       if (seq !== undefined) written = { id: touch[0], seq };
     }
-    const text: string | null = current && changed ? JSON.stringify(current) : null;
+    const text: string | null = current && changed && diff === null ? JSON.stringify(current) : null;
     if (profile?.[0] === 'create') s.insertProfile.run(profile[1], text ?? profile[2]);
+    else if (diff !== null) profiles.changeBy(current!, diff);
     else if (text !== null) profiles.change(current!, text);
     for (const [time, source, sessionId, profileId, ids, types, docs, clientIds, oob, runContext] of runs) {
       // A run names its session by seq only when the request counts as the session's activity (it
@@ -188,7 +200,6 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
         runContext,
       );
     }
-    const { identities } = splitChange(change);
     if (profile && identities.length > 0) {
       const base = current ?? profiles.read(profile[1])!;
       const attached = profiles.attach(base, identities, change!.at);

@@ -1,0 +1,34 @@
+/**
+ * Profile paths as the writer's texts carry them: dotted, as JSON strings. Rules' operations share
+ * their paths' arrays (src/domain/rules/compile.ts) and come back with every change, so each path
+ * is joined and quoted once on the way out (pathText) and split once on the way in (splitPath).
+ */
+
+const pathTexts = new WeakMap<readonly string[], string>();
+
+/** A path as the JSON text of its dotted form. */
+export function pathText(path: readonly string[]): string {
+  let text = pathTexts.get(path);
+  if (text === undefined) {
+    text = JSON.stringify(path.join('.'));
+    pathTexts.set(path, text);
+  }
+  return text;
+}
+
+/**
+ * Paths split before, by their dotted form: the rules' few paths come back with every change, and
+ * operations only read them (src/model/profile-ops.ts), so one array serves them all.
+ */
+const splitPaths = new Map<string, string[]>();
+const MAX_SPLIT_PATHS = 1_000;
+
+/** A dotted path as its segments (a frozen array, shared by every caller of the same path). */
+export function splitPath(dotted: string): string[] {
+  let path = splitPaths.get(dotted);
+  if (path === undefined) {
+    path = Object.freeze(dotted.split('.')) as string[];
+    if (splitPaths.size < MAX_SPLIT_PATHS) splitPaths.set(dotted, path);
+  }
+  return path;
+}
