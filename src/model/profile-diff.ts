@@ -27,7 +27,7 @@ export interface ProfileDiff {
 const rootLength = (path: readonly string[]): number => (path[0] === 'traits' ? 2 : 1);
 
 const samePath = (a: readonly string[], b: readonly string[]): boolean =>
-  a === b || (a.length === b.length && a.every((key, i) => key === b[i]));
+  a.length === b.length && a.every((key, i) => key === b[i]);
 
 /** The diff of a change already applied to `profile`, from the paths it wrote (applyOpsInPlace). */
 export function diffOf(
@@ -36,14 +36,22 @@ export function diffOf(
   at: string,
 ): ProfileDiff {
   const diff: ProfileDiff = { at, values: [] };
+  // A path written twice is mostly the same array (the rules share theirs). A key that still comes
+  // twice (two arrays of one path) comes with the same value both times, which replays the same.
+  const seen = new Set<readonly string[]>();
   for (const path of written) {
     if (path === null) {
       diff.segments = profile.segments;
       continue;
     }
+    if (seen.has(path)) continue;
+    seen.add(path);
     const length = rootLength(path) + 1;
-    const key = path.length === length ? path : path.slice(0, length);
-    if (diff.values.some(([seen]) => samePath(seen, key))) continue;
+    let key = path;
+    if (path.length !== length) {
+      key = path.slice(0, length);
+      if (diff.values.some(([kept]) => samePath(kept, key))) continue;
+    }
     const value = getIn(profile as unknown as JsonObject, key);
     diff.values.push(value === undefined ? [key] : [key, value]);
   }
