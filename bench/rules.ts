@@ -7,6 +7,7 @@
  */
 import { apiJson, apiRequest, type Child } from './processes.js';
 import type { Scenario } from './scenarios.js';
+import type { ScenarioSummary } from './summary.js';
 
 /** The scenarios that get a variant with rules. */
 export const WITH_RULES = ['1-event', 'returning-visitor'];
@@ -58,4 +59,26 @@ function withRules(scenario: Scenario): Scenario {
  */
 export function addRuleScenarios(selected: Scenario[]): Scenario[][] {
   return selected.map((s) => (WITH_RULES.includes(s.name) ? [s, withRules(s)] : [s]));
+}
+
+/** The share of its scenario's ratio to the bare server a `+rules` variant must keep. */
+export const KEPT_TARGET = 0.85;
+
+/**
+ * Adds to each `+rules` summary the target of the ten rules: the share it keeps of its scenario's
+ * ratio to the bare server, in the same run; its requests/s against the scenario's beside it.
+ */
+export function checkKept(summaries: ScenarioSummary[]): void {
+  for (const variant of summaries) {
+    const base = summaries.find((s) => `${s.name}+rules` === variant.name);
+    if (!base?.service || !base.bare || !variant.service || !variant.bare) continue;
+    const ratio = (s: ScenarioSummary) => s.service!.requestsPerSec / s.bare!.requestsPerSec;
+    const kept = ratio(variant) / ratio(base);
+    const served = variant.service.requestsPerSec / base.service.requestsPerSec;
+    (variant.targets ??= []).push({
+      target: `ratio kept with rules >= ${KEPT_TARGET}`,
+      value: `${kept.toFixed(2)}; requests/s ${served.toFixed(2)}`,
+      pass: kept >= KEPT_TARGET,
+    });
+  }
 }

@@ -18,7 +18,7 @@ import { serviceProfiles, type Window } from './profile.js';
 import { writeReadme } from './readme.js';
 import { NOTE, printReport } from './report.js';
 import { machine, readLatest, writeResults, type Report } from './results.js';
-import { addRuleScenarios } from './rules.js';
+import { addRuleScenarios, checkKept } from './rules.js';
 import { SCENARIOS, selectScenarios } from './scenarios.js';
 import { startServers } from './servers.js';
 import { soakAfter } from './soak.js';
@@ -70,6 +70,7 @@ async function main(): Promise<number> {
     }
     for (const group of groups)
       measured.push(...(await measureGroup(group, sourceOf, servers, options, ledger)));
+    if (options.rules) checkKept(measured.map((m) => m.summary));
     if (options.soakMinutes > 0) {
       const plan = { ...options, minutes: options.soakMinutes };
       const summaries = measured.map((m) => m.summary);
