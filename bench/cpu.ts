@@ -143,7 +143,7 @@ export function cpuMeter(pid: number | number[] | (() => number | null)): {
       const machineEnd = machineTicks();
       if (server === null || serverEnd === null || requests <= 0) return null;
       const total = machineEnd.total - machine.total;
-      const byThread = first === undefined ? undefined : threadDeltas(first, threads!, requests);
+      const byThread = first === undefined || !threads ? undefined : threadDeltas(first, threads, requests);
       return {
         serverUsPerRequest: Math.round((serverEnd - server) / requests),
         ...(byThread ? { threads: byThread } : {}),

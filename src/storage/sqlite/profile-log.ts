@@ -6,20 +6,20 @@
  */
 import { applyDiffInPlace, type ProfileDiff } from '../../model/profile-diff.js';
 import type { ProfileRecord } from '../../model/records.js';
-import { pathText, splitPath } from './path-texts.js';
+import { pathText, splitPath, valueText } from './json-texts.js';
 
 /** True when a log text is a diff rather than a document. */
 export const isDiffText = (text: string): boolean => text.startsWith('[');
 
 /** A diff as its log text, built by joining its entries' texts: each path is quoted once (pathText). */
 export function encodeDiff(diff: ProfileDiff): string {
-  let text = `[${JSON.stringify(diff.at)},[`;
+  let text = `[${valueText(diff.at)},[`;
   for (let i = 0; i < diff.values.length; i++) {
     const entry = diff.values[i]!;
     text += `${i === 0 ? '' : ','}[${pathText(entry[0])}`;
-    text += entry.length === 1 ? ']' : `,${JSON.stringify(entry[1]) ?? 'null'}]`;
+    text += entry.length === 1 ? ']' : `,${valueText(entry[1])}]`;
   }
-  return diff.segments === undefined ? `${text}]]` : `${text}],${JSON.stringify(diff.segments)}]`;
+  return diff.segments === undefined ? `${text}]]` : `${text}],${valueText(diff.segments)}]`;
 }
 
 type DiffTuple = [at: string, values: ([string] | [string, unknown])[], segments?: unknown[]];

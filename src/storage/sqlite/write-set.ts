@@ -15,7 +15,7 @@ import type {
 import { shareContext } from '../contexts.js';
 import { offBand } from '../event-band.js';
 import type { ErrorShape } from './errors.js';
-import { pathText, splitPath } from './path-texts.js';
+import { pathText, splitPath, valueText } from './json-texts.js';
 
 // Tuples rather than objects: a message carries no property names, which makes it cheaper to copy.
 
@@ -37,9 +37,6 @@ export type ProfileRow = [
 
 /** An operation as a tuple: its name, its path (dotted) or identity type ('' for a segment), its value. */
 type OpTuple = [op: ProfileOp['op'], target: string, value?: unknown];
-
-/** A value (JSON data, as rules take from events) as JSON; undefined as null, as in an array. */
-const valueText = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 /** An operation as the JSON text of its tuple (OpTuple). */
 function opText(op: ProfileOp): string {

@@ -1,8 +1,12 @@
 /**
- * Profile paths as the writer's texts carry them: dotted, as JSON strings. Rules' operations share
- * their paths' arrays (src/domain/rules/compile.ts) and come back with every change, so each path
- * is joined and quoted once on the way out (pathText) and split once on the way in (splitPath).
+ * The JSON texts the writer's messages and its profile log are joined from (write-set.ts,
+ * profile-log.ts): values, and profile paths in their dotted form. Rules' operations share their
+ * paths' arrays (src/domain/rules/compile.ts) and come back with every change, so each path is
+ * joined and quoted once on the way out (pathText) and split once on the way in (splitPath).
  */
+
+/** A value (JSON data, as rules take from events) as JSON; undefined as null, as in an array. */
+export const valueText = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 const pathTexts = new WeakMap<readonly string[], string>();
 
