@@ -110,6 +110,8 @@ export interface LegCpu {
   serverUsPerRequest: number;
   /** The same by thread, for a server given by its pid (not by a sampling function). */
   threads?: ThreadCpu;
+  /** CPU of the server's PostgreSQL server per request, µs, when measured (bench/stores.ts). */
+  databaseUsPerRequest?: number;
   /** CPU of the load generator per request, µs. */
   loadUsPerRequest: number;
   /** Share of the machine's cores that were busy during the leg, % (100 = every core). */

@@ -20,13 +20,12 @@
  * same round, p99 and CPU per request; counts each appending server's rows against its 2xx answers.
  * Writes bench/results/floor-latest.json (floor-postgres-latest.json). See bench/README.md.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { timeOrderedId } from '../src/domain/ids.js';
-import { processTreeCpuUs } from './cpu.js';
 import { floorOptions, type FloorOptions } from './options.js';
 import { oneEvent } from './payloads.js';
 import { RESULTS, revision, stopChild, stopOnSignal, type Child } from './processes.js';
@@ -94,24 +93,6 @@ async function sqliteSetup(options: FloorOptions, started: Child[]): Promise<Set
   };
 }
 
-/** The CPU of the PostgreSQL server: its postmaster (from postmaster.pid) and every backend, ended ones too. */
-async function postgresCpu(url: string): Promise<() => number | null> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ setting: string }>(
-      "SELECT setting FROM pg_settings WHERE name = 'data_directory'",
-    );
-    const pid = Number(readFileSync(join(rows[0]!.setting, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
-    return () => processTreeCpuUs(pid);
-  } catch (error) {
-    console.log(`the PostgreSQL server's CPU is not measured (${String(error)})`);
-    return () => null;
-  } finally {
-    await client.end();
-  }
-}
-
 async function postgresSetup(started: Child[]): Promise<Setup> {
   const store: ServiceStore = await openStore('postgres', 1);
   try {
@@ -163,7 +144,7 @@ async function postgresSetup(started: Child[]): Promise<Setup> {
     return {
       targets,
       started,
-      databaseCpu: await postgresCpu(url),
+      ...(store.databaseCpu ? { databaseCpu: store.databaseCpu } : {}),
       cleanup: async () => {
         await Promise.all(started.map(stopChild));
         await store.close(false);

@@ -46,7 +46,10 @@ function statusCodes(result: autocannon.Result): Record<string, number> {
   return codes;
 }
 
-/** Runs a leg; `window` is its span on the monotonic clock (µs), for the CPU profile. */
+/**
+ * Runs a leg; `window` is its span on the monotonic clock (µs), for the CPU profile. `databaseCpu`:
+ * the CPU of the server's PostgreSQL server so far (µs), measured over the leg too.
+ */
 export async function runLeg(
   work: Workload,
   child: Child,
@@ -54,10 +57,12 @@ export async function runLeg(
   round: number,
   connections: number,
   seconds: number,
+  databaseCpu?: () => number | null,
 ): Promise<{ leg: Leg; window: Window }> {
   const pids = withDescendants(child.pid);
   const rss = sampleRss(pids, 250);
   const cpu = cpuMeter(pids);
+  const database = databaseCpu ? cpuMeter(databaseCpu) : null;
   const start = Number(process.hrtime.bigint() / 1000n);
   const result = await load({
     port: child.port,
@@ -68,6 +73,8 @@ export async function runLeg(
   });
   const end = Number(process.hrtime.bigint() / 1000n);
   const used = cpu.stop(result.requests.total);
+  const databaseUs = database?.stop(result.requests.total)?.serverUsPerRequest;
+  if (used && databaseUs !== undefined) used.databaseUsPerRequest = databaseUs;
   const mem = rss.stop();
   const elapsed = result.duration || seconds;
   const ok = result['2xx'];
@@ -113,6 +120,7 @@ export function legLine(leg: Leg): string {
     `  non-2xx ${leg.non2xx}${codes}  errors ${leg.errors}  RSS ${leg.rssPeakMb} MB` +
     (leg.cpu
       ? `  CPU ${leg.cpu.serverUsPerRequest} µs/request${threadsText(leg.cpu.threads)}` +
+        (leg.cpu.databaseUsPerRequest === undefined ? '' : ` (PostgreSQL ${leg.cpu.databaseUsPerRequest})`) +
         ` (load generator ${leg.cpu.loadUsPerRequest})` +
         `  machine ${leg.cpu.machineBusyPercent}% busy`
       : '')

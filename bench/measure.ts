@@ -97,7 +97,16 @@ export async function measureGroup(
         for (const [target, child] of targets) {
           const seconds = round === 0 ? plan.warmup : plan.duration;
           if (round > 0) await settle(targets.map(([, c]) => c.pid));
-          const { leg, window } = await runLeg(m.work, child, target, round, plan.connections, seconds);
+          const database = target === 'service' ? servers.databaseCpu : undefined;
+          const { leg, window } = await runLeg(
+            m.work,
+            child,
+            target,
+            round,
+            plan.connections,
+            seconds,
+            database,
+          );
           if (target === 'service') ledger.leg(m.sourceId, leg.ok, m.scenario.eventsPerRequest);
           if (round === 0) {
             console.log(`  warm-up ${target.padEnd(7)} ${fmt(leg.requestsPerSec)} requests/s`);

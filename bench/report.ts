@@ -45,7 +45,8 @@ export function tableRows(summaries: ScenarioSummary[]): string[][] {
         fmt(t.p99Ms),
         fmt(t.non2xx + t.errors),
         t.rssPeakMb.toFixed(1),
-        fmt(t.cpuUsPerRequest),
+        fmt(t.cpuUsPerRequest) +
+          (t.databaseCpuUsPerRequest === undefined ? '' : ` + ${fmt(t.databaseCpuUsPerRequest)} PostgreSQL`),
         fmt(t.machineBusyPercent),
         target === 'service' ? (s.ratio ?? 0).toFixed(2) : '',
       ]);

@@ -18,6 +18,8 @@ import type { ServiceStore } from './stores.js';
 export interface Servers {
   service: Child;
   bare: Child;
+  /** The CPU the service's PostgreSQL server has used so far, µs (stores.ts), when measured. */
+  databaseCpu?: () => number | null;
 }
 
 /** Starts both and waits until they answer; `stop` stops them and closes the store. */
@@ -39,7 +41,7 @@ export async function startServers(
     children.push(bare);
     await serviceReady(service);
     await printedReady(bare);
-    return { service, bare, stop };
+    return { service, bare, stop, ...(store.databaseCpu ? { databaseCpu: store.databaseCpu } : {}) };
   } catch (error) {
     await stop();
     throw error;

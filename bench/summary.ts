@@ -2,6 +2,7 @@
  * A scenario's figures from its measured legs: the mean and worst of each server's legs, the ratio
  * of the service to the bare server (per round and overall), and the targets it meets or misses.
  */
+import type { LegCpu } from './cpu.js';
 import type { Leg } from './leg.js';
 import { mean, round2, sum } from './numbers.js';
 
@@ -28,6 +29,8 @@ export interface TargetSummary {
   rssPeakMb: number;
   /** Mean over the legs of the server's CPU per request (all threads), µs. */
   cpuUsPerRequest?: number;
+  /** Mean over the legs of the PostgreSQL server's CPU per request, µs (service on PostgreSQL). */
+  databaseCpuUsPerRequest?: number;
   /** Mean over the legs of the load generator's CPU per request, µs. */
   loadCpuUsPerRequest?: number;
   /** Mean over the legs of the busy share of all cores, %. */
@@ -58,9 +61,17 @@ function cpuSummary(legs: Leg[]): Partial<TargetSummary> {
   if (measured.length === 0) return {};
   return {
     cpuUsPerRequest: Math.round(mean(measured.map((c) => c.serverUsPerRequest))),
+    ...databaseSummary(measured),
     loadCpuUsPerRequest: Math.round(mean(measured.map((c) => c.loadUsPerRequest))),
     machineBusyPercent: Math.round(mean(measured.map((c) => c.machineBusyPercent))),
   };
+}
+
+function databaseSummary(measured: LegCpu[]): Partial<TargetSummary> {
+  const database = measured.flatMap((c) =>
+    c.databaseUsPerRequest === undefined ? [] : [c.databaseUsPerRequest],
+  );
+  return database.length ? { databaseCpuUsPerRequest: Math.round(mean(database)) } : {};
 }
 
 /** The targets of the issue that asked for the benchmark; only the service is held to them. */
