@@ -209,3 +209,64 @@ test('a batch of first visits alone is written by its one statement: each commit
   assert.equal(await store.getEvent('e8'), null);
   for (const id of ['e7', 'e9']) assert.notEqual(await store.getEvent(id), null, id);
 });
+
+test("a batch of returning visitors is written by its one statement, which writes no session's row unless every event of a touch proved a duplicate", async (t) => {
+  const url = await testSchema();
+  const store = await openedStore(t, url);
+  for (const id of ['known', 'known2']) {
+    ok(await store.commit({ profile: { op: 'create', record: newProfile(id, at(0)) }, events: [] }));
+  }
+  for (const id of ['r1', 'r2', 'r3']) {
+    ok(
+      await store.commit({
+        session: { record: session(id, 'known', at(0)), expectVersion: null },
+        events: [],
+      }),
+    );
+  }
+  ok(await store.commit({ events: [keyed('stored', 'key-stored', { session: { id: 'r2' } })] }));
+  const client = new pg.Client(url);
+  await client.connect();
+  t.after(() => client.end());
+  // A row's xmin is the transaction that wrote its current version: unchanged, the row was not written.
+  const xmin = async (id: string) =>
+    (await client.query<{ x: string }>('SELECT xmin::text AS x FROM sessions WHERE id = $1', [id])).rows[0]
+      ?.x;
+  const before = { r1: await xmin('r1'), r2: await xmin('r2'), r3: await xmin('r3') };
+
+  const returning = (
+    sessionId: string,
+    profileId: string,
+    id: string,
+    clientId: string,
+    ms: number,
+  ): WriteSet => {
+    const e = event(id, { session: { id: sessionId }, profile: { id: profileId } }, at(ms));
+    e.metadata.client_id = clientId;
+    return { touch: { id: sessionId, at: at(ms) }, profile: { op: 'keep', id: profileId }, events: [e] };
+  };
+  // Submitted in one turn of the event loop: one batch, which needs no lock and no touch beforehand.
+  const outcomes = await Promise.all(
+    [
+      returning('r1', 'known', 'a1', 'key-a1', 5000),
+      returning('r2', 'known2', 'a2', 'key-stored', 6000),
+      returning('r3', 'gone', 'a3', 'key-a3', 7000),
+    ].map((ws) => store.commit(ws)),
+  );
+  ok(outcomes[0]);
+  ok(outcomes[1]);
+  assert.deepEqual(outcomes[1].duplicates, ['a2']);
+  assert.deepEqual(outcomes[2], { ok: false, conflict: 'profile' });
+
+  // Its stored event says when the request came: the session's row is as it was.
+  assert.equal(await xmin('r1'), before.r1);
+  assert.equal((await store.getSession('r1'))?.record.metadata.time.update, at(5000));
+  assert.equal((await store.getSession('r1'))?.version, 1);
+  // Its only event a duplicate, nothing says it but the row: written.
+  assert.notEqual(await xmin('r2'), before.r2);
+  assert.equal((await store.getSession('r2'))?.record.metadata.time.update, at(6000));
+  // A conflict writes nothing.
+  assert.equal(await xmin('r3'), before.r3);
+  assert.equal((await store.getSession('r3'))?.record.metadata.time.update, at(0));
+  assert.equal(await store.getEvent('a3'), null);
+});

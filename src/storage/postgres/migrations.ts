@@ -279,3 +279,15 @@ migrations.push(`
     END LOOP;
   END $grant$;
 `);
+
+// A session's latest request from its newest event (docs/architecture.md#the-write-path): an event
+// whose request counts as its session's activity without rewriting the session (a touch) is marked
+// `session_touch`, so that the request writes no session row when it stores an event; the session's
+// latest request is the later of `update_time` and the insert time of its newest such event (the
+// partial index finds it; other events are not in it). Rows stored before are not marked: their
+// requests wrote `update_time`. Deleting events moves the time of the marked ones to `update_time`
+// (statements.ts: deletingEvents), so that retention never moves it back.
+migrations.push(`
+  ALTER TABLE events ADD COLUMN session_touch boolean NOT NULL DEFAULT false;
+  CREATE INDEX events_session_touch ON events (session_id, insert_time DESC) WHERE session_touch;
+`);

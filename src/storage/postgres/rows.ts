@@ -1,5 +1,5 @@
 /** The column values the write statements send: documents and events. */
-import type { EventRecord } from '../../model/records.js';
+import type { EventRecord, WriteSet } from '../../model/records.js';
 import { offBand } from '../event-band.js';
 
 /**
@@ -19,13 +19,24 @@ const EVENT_FIELDS = [
   ['client_id', 'text'],
   ['create_time', 'timestamptz'],
   ['off_band', 'boolean'],
+  ['session_touch', 'boolean'],
   ['raw', 'json'],
 ] as const;
 export const EVENT_COLUMNS: string[] = EVENT_FIELDS.map(([name]) => name);
 export const EVENT_TYPES: string[] = EVENT_FIELDS.map(([, type]) => type);
 
-/** An event's values for EVENT_COLUMNS. */
-export function eventRow(e: EventRecord): unknown[] {
+/**
+ * True when the event says when its session's latest request came (migrations.ts:
+ * `session_touch`): its write set touches that session (a request that counts as the session's
+ * activity without rewriting it) and the event is of that session and request.
+ */
+export function recordsTouch(ws: WriteSet, e: EventRecord): boolean {
+  const touch = ws.touch;
+  return touch !== undefined && e.session?.id === touch.id && e.metadata.time.insert >= touch.at;
+}
+
+/** An event's values for EVENT_COLUMNS; `touches`: recordsTouch. */
+export function eventRow(e: EventRecord, touches: boolean): unknown[] {
   return [
     e.id,
     e.metadata.time.insert,
@@ -36,6 +47,7 @@ export function eventRow(e: EventRecord): unknown[] {
     e.metadata.client_id ?? null,
     e.metadata.time.create ?? e.metadata.time.insert,
     offBand(e),
+    touches,
     JSON.stringify(e),
   ];
 }

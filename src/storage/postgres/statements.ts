@@ -40,12 +40,18 @@ export function docOf<T>(row: DocRow | undefined): T | null {
 /**
  * Deletes the events matching `where` and the contexts kept once (migrations.ts: event_contexts)
  * that no event left names; answers how many events it deleted as `n`. The statement sees the
- * events as they were before it, hence the events it deletes are excluded by id.
+ * events as they were before it, hence the events it deletes are excluded by id. The time of the
+ * newest deleted event of a session that said when its latest request came (`session_touch`) is
+ * kept in the session's `update_time`, locked in id order as /track's touches lock them.
  */
 function deletingEvents(where: string): string {
-  return `WITH gone AS (DELETE FROM events WHERE ${where} RETURNING id, context_id),
+  return `WITH gone AS (DELETE FROM events WHERE ${where} RETURNING id, context_id, session_id, insert_time, session_touch),
     contexts AS (DELETE FROM event_contexts c WHERE c.id IN (SELECT context_id FROM gone)
-      AND NOT EXISTS (SELECT FROM events e WHERE e.context_id = c.id AND e.id NOT IN (SELECT id FROM gone)))
+      AND NOT EXISTS (SELECT FROM events e WHERE e.context_id = c.id AND e.id NOT IN (SELECT id FROM gone))),
+    latest AS (SELECT session_id AS id, max(insert_time) AS at FROM gone WHERE session_touch GROUP BY session_id),
+    locked AS MATERIALIZED (SELECT id FROM sessions WHERE id IN (SELECT id FROM latest) ORDER BY id FOR UPDATE),
+    kept AS (UPDATE sessions s SET update_time = l.at FROM latest l
+      WHERE s.id = l.id AND s.id IN (SELECT id FROM locked) AND (s.update_time IS NULL OR s.update_time < l.at))
     SELECT count(*)::integer AS n FROM gone`;
 }
 
@@ -66,9 +72,12 @@ export const SQL = {
     text: announcing('source', 'DELETE FROM sources WHERE id = $1', 'id'),
   },
   // Sessions and profiles are read many at once (read-batch.ts).
+  // The latest request: `update_time` or the newest event marked session_touch (migrations.ts).
   getSessions: {
     name: 'get-sessions',
-    text: 'SELECT id, doc, raw, version, update_time FROM sessions WHERE id = ANY($1::text[])',
+    text: `SELECT s.id, s.doc, s.raw, s.version, greatest(s.update_time,
+        (SELECT max(e.insert_time) FROM events e WHERE e.session_id = s.id AND e.session_touch)) AS update_time
+      FROM sessions s WHERE s.id = ANY($1::text[])`,
   },
   // The sessions a batch uses without rewriting them, locked in id order (as profiles are, so that
   // batches of several processes cannot deadlock on them: a row is updated only once `locked` holds

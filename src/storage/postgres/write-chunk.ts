@@ -9,7 +9,7 @@ import type pg from 'pg';
 import type { EventRecord, WriteSet } from '../../model/records.js';
 import { shareContext } from '../contexts.js';
 import type { ProfilePlan } from './profile-plan.js';
-import { byClientId, compareClientIds, EVENT_COLUMNS, EVENT_TYPES, eventRow } from './rows.js';
+import { byClientId, compareClientIds, EVENT_COLUMNS, EVENT_TYPES, eventRow, recordsTouch } from './rows.js';
 import { storable } from './statements.js';
 
 export interface ChunkEntry {
@@ -184,7 +184,7 @@ function planChunk(entries: ChunkEntry[]): {
     const withIds: EventRecord[] = [];
     for (const e of events) {
       const withId = typeof e.metadata.client_id === 'string';
-      (withId ? keyed : plain).push([slot, ...eventRow(e), contextId]);
+      (withId ? keyed : plain).push([slot, ...eventRow(e, recordsTouch(ws, e)), contextId]);
       if (withId) withIds.push(e);
     }
     return withIds.sort(byClientId).map((e) => e.id);

@@ -1,7 +1,7 @@
 import type { ProfileRecord, WriteSet } from '../../model/records.js';
 import { shareContext } from '../contexts.js';
 import { planProfile, type ProfilePlan } from './profile-plan.js';
-import { byClientId, EVENT_COLUMNS, EVENT_TYPES, eventRow } from './rows.js';
+import { byClientId, EVENT_COLUMNS, EVENT_TYPES, eventRow, recordsTouch } from './rows.js';
 
 /** The statement that writes one write set, the profile it leaves, or the conflict known beforehand. */
 export type WritePlan =
@@ -93,7 +93,7 @@ export function planWriteSet(ws: WriteSet, current: (id: string) => ProfileRecor
     const events = shared?.events ?? ws.events;
     const columns: unknown[][] = EVENT_TYPES.map(() => []);
     for (const e of keyed ? [...events].sort(byClientId) : events) {
-      eventRow(e).forEach((value, i) => columns[i]!.push(value));
+      eventRow(e, recordsTouch(ws, e)).forEach((value, i) => columns[i]!.push(value));
     }
     const arrays = columns.map((column, i) => param(column, `${EVENT_TYPES[i]}[]`));
     // A context kept once is named by every event of the write set (the id of its first event).

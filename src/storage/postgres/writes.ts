@@ -15,6 +15,7 @@ import { docOf, SQL, storable, type DocRow } from './statements.js';
 import { planProfile, type ProfilePlan } from './profile-plan.js';
 import { writeChunk as writeMany, type ChunkEntry } from './write-chunk.js';
 import { planWriteSet, type WritePlan } from './write-set.js';
+import { recordsTouch } from './rows.js';
 
 /** Attempts of a write set that lost a deadlock or serialization race before its error is reported. */
 const RETRIES = 3;
@@ -101,6 +102,17 @@ export class BatchWrites {
     return this.unwrapped(async (client) => {
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       const end = await this.writeChunk(client, items, 0, new Map(), outcomes, false);
+      // A write set whose touching events all proved duplicates stored nothing: its touch is a
+      // statement of its own after the chunk, and if that fails, so does the write set (alone).
+      const left = touchesLeft(items.slice(0, end), outcomes);
+      try {
+        await this.touchSessions(
+          client,
+          left.map((i) => items[i]!),
+        );
+      } catch (error) {
+        for (const i of left) outcomes[i] = { ok: false, error };
+      }
       return { outcomes, end };
     });
   }
@@ -109,7 +121,7 @@ export class BatchWrites {
     return this.transaction(async (client) => {
       const profiles = await this.lockProfiles(client, items);
       // Answered in the round trip of the first write: when it fails, so do the writes after it.
-      const touched = this.touchSessions(client, items);
+      const touched = this.touchSessions(client, items.filter(touchUnrecorded));
       touched.catch(() => undefined);
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       let next = 0;
@@ -124,6 +136,10 @@ export class BatchWrites {
         throw error;
       }
       await touched;
+      await this.touchSessions(
+        client,
+        touchesLeft(items, outcomes).map((i) => items[i]!),
+      );
       return outcomes;
     });
   }
@@ -162,8 +178,10 @@ export class BatchWrites {
   }
 
   /**
-   * Gives the sessions the batch uses without rewriting them the time of their latest request,
-   * after locking them in id order. Outside the write sets' savepoints: a write set that fails
+   * Gives the sessions these write sets use without rewriting them the time of their latest
+   * request, after locking them in id order: the write sets whose events do not say it
+   * (touchUnrecorded), before their writes, and those whose events that said it all proved
+   * duplicates (touchesLeft), after. Outside the write sets' savepoints: a write set that fails
    * afterwards still leaves its session's time moved, which only says that a request came.
    */
   private async touchSessions(client: pg.PoolClient, items: WriteSet[]): Promise<void> {
@@ -398,15 +416,38 @@ interface WriteAnswer {
 
 /**
  * True when the batch needs nothing before its chunk (writeChunk): no profile to lock and read
- * first (only new profiles, without operations that a duplicate event could take back), no session
- * to touch, no replay, no identity.
+ * first (only new profiles without operations, which a duplicate event could take back, and stored
+ * ones the write set only requires to exist), no session to touch but by its events (recordsTouch),
+ * no replay, no identity.
  */
 function oneStatement(items: WriteSet[]): boolean {
   return items.every((ws) => {
-    if (ws.touch || ws.replayOf !== undefined) return false;
+    if (touchUnrecorded(ws) || ws.replayOf !== undefined) return false;
     const p = ws.profile;
-    return !p || (p.op === 'create' && !(p.change?.steps.some((step) => step.ops.length > 0) ?? false));
+    if (!p || (p.op !== 'create' && p.op !== 'keep')) return !p;
+    return !(p.change?.steps.some((step) => step.ops.length > 0) ?? false);
   });
+}
+
+/** A write set that touches its session and has no event to say so (rows.ts: recordsTouch). */
+function touchUnrecorded(ws: WriteSet): boolean {
+  return ws.touch !== undefined && !ws.events.some((e) => recordsTouch(ws, e));
+}
+
+/**
+ * The indexes of the write sets written whose events that said when their session's request came
+ * all proved duplicates (not stored again): their touch is still to write.
+ */
+function touchesLeft(items: WriteSet[], outcomes: ItemOutcome<CommitResult>[]): number[] {
+  const left: number[] = [];
+  items.forEach((ws, i) => {
+    const outcome = outcomes[i];
+    if (touchUnrecorded(ws) || !ws.touch || !outcome?.ok || !outcome.value.ok) return;
+    const duplicates = outcome.value.duplicates;
+    if (duplicates.length === 0) return;
+    if (ws.events.every((e) => !recordsTouch(ws, e) || duplicates.includes(e.id))) left.push(i);
+  });
+  return left;
 }
 
 function hasIdentities(ws: WriteSet): boolean {
