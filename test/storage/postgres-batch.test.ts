@@ -270,3 +270,46 @@ test("a batch of returning visitors is written by its one statement, which write
   assert.equal((await store.getSession('r3'))?.record.metadata.time.update, at(0));
   assert.equal(await store.getEvent('a3'), null);
 });
+
+test('in a batch written by its one statement, a touch left for after it that fails fails its write set alone', async (t) => {
+  const url = await testSchema();
+  const store = await openedStore(t, url);
+  for (const id of ['known', 'known2']) {
+    ok(await store.commit({ profile: { op: 'create', record: newProfile(id, at(0)) }, events: [] }));
+  }
+  for (const id of ['r1', 'r2']) {
+    ok(
+      await store.commit({
+        session: { record: session(id, 'known', at(0)), expectVersion: null },
+        events: [],
+      }),
+    );
+  }
+  ok(await store.commit({ events: [keyed('stored', 'key-stored', { session: { id: 'r2' } })] }));
+  // The server refuses every write of a session's time from now on.
+  const client = new pg.Client(url);
+  await client.connect();
+  t.after(() => client.end());
+  await client.query(`CREATE FUNCTION refuse_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'touch refused'; END $$`);
+  await client.query(
+    'CREATE TRIGGER refuse_touch BEFORE UPDATE OF update_time ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_touch()',
+  );
+
+  const returning = (sessionId: string, profileId: string, id: string, clientId: string): WriteSet => {
+    const e = event(id, { session: { id: sessionId }, profile: { id: profileId } }, at(5000));
+    e.metadata.client_id = clientId;
+    return { touch: { id: sessionId, at: at(5000) }, profile: { op: 'keep', id: profileId }, events: [e] };
+  };
+  const [stored, resent] = await Promise.allSettled([
+    store.commit(returning('r1', 'known', 'a1', 'key-a1')),
+    store.commit(returning('r2', 'known2', 'a2', 'key-stored')),
+  ]);
+  assert.equal(stored.status, 'fulfilled');
+  ok((stored as PromiseFulfilledResult<CommitResult>).value);
+  assert.notEqual(await store.getEvent('a1'), null);
+  assert.equal((await store.getSession('r1'))?.record.metadata.time.update, at(5000));
+  // Its only event a duplicate, its touch refused: it fails, and the session's time stays.
+  assert.equal(resent.status, 'rejected');
+  assert.equal((await store.getSession('r2'))?.record.metadata.time.update, at(0));
+});

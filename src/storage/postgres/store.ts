@@ -160,8 +160,13 @@ export class PostgresStore implements Store {
     return this.translated(() => inTransaction(this.db, fn));
   }
 
-  /** `fn` on a connection outside a transaction: each of its statements commits on its own. */
-  private unwrapped<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `fn` on a connection outside a transaction: each of its statements commits on its own. `discard`
+   * marks the connection as broken by an error `fn` handles itself (connection.ts: onConnection).
+   */
+  private unwrapped<T>(
+    fn: (client: pg.PoolClient, discard: (error: unknown) => void) => Promise<T>,
+  ): Promise<T> {
     return this.translated(() => onConnection(this.db, fn));
   }
 

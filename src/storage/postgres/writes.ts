@@ -23,8 +23,13 @@ const RETRIES = 3;
 export class BatchWrites {
   constructor(
     private readonly transaction: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
-    /** `fn` on a connection outside a transaction (each statement commits on its own). */
-    private readonly unwrapped: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
+    /**
+     * `fn` on a connection outside a transaction (each statement commits on its own); `discard`
+     * marks the connection as broken by an error `fn` handles itself.
+     */
+    private readonly unwrapped: <T>(
+      fn: (client: pg.PoolClient, discard: (error: unknown) => void) => Promise<T>,
+    ) => Promise<T>,
   ) {}
 
   /**
@@ -99,11 +104,12 @@ export class BatchWrites {
    * (docs/architecture.md#the-write-path). `end`: the first write set not written.
    */
   private statementAlone(items: WriteSet[]): Promise<{ outcomes: ItemOutcome<CommitResult>[]; end: number }> {
-    return this.unwrapped(async (client) => {
+    return this.unwrapped(async (client, discard) => {
       const outcomes: ItemOutcome<CommitResult>[] = new Array(items.length);
       const end = await this.writeChunk(client, items, 0, new Map(), outcomes, false);
       // A write set whose touching events all proved duplicates stored nothing: its touch is a
-      // statement of its own after the chunk, and if that fails, so does the write set (alone).
+      // statement of its own after the chunk (committed), and if that fails, so does that write set
+      // alone (writeBatch tries it again when it may).
       const left = touchesLeft(items.slice(0, end), outcomes);
       try {
         await this.touchSessions(
@@ -111,6 +117,7 @@ export class BatchWrites {
           left.map((i) => items[i]!),
         );
       } catch (error) {
+        if (isConnectionLost(error)) discard(error);
         for (const i of left) outcomes[i] = { ok: false, error };
       }
       return { outcomes, end };
@@ -424,7 +431,9 @@ function oneStatement(items: WriteSet[]): boolean {
   return items.every((ws) => {
     if (touchUnrecorded(ws) || ws.replayOf !== undefined) return false;
     const p = ws.profile;
-    if (!p || (p.op !== 'create' && p.op !== 'keep')) return !p;
+    if (!p) return true;
+    if (p.op === 'visit') return false;
+    // A new profile, or a stored one only required to exist: no operation to apply to either.
     return !(p.change?.steps.some((step) => step.ops.length > 0) ?? false);
   });
 }
