@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import pg from 'pg';
 import type { CommitResult, EventRecord, WriteSet } from '../../src/model/records.js';
 import { newProfile } from '../../src/model/profiles.js';
@@ -210,13 +210,17 @@ test('a batch of first visits alone is written by its one statement: each commit
   for (const id of ['e7', 'e9']) assert.notEqual(await store.getEvent(id), null, id);
 });
 
-test("a batch of returning visitors is written by its one statement, which writes no session's row unless every event of a touch proved a duplicate", async (t) => {
+/**
+ * Two stored profiles (`known`, `known2`), the sessions `ids` of `known`, and an event of client id
+ * `key-stored` on `r2`; a client of the same database, for what the store does not say.
+ */
+async function storedVisitors(t: TestContext, ids: string[]) {
   const url = await testSchema();
   const store = await openedStore(t, url);
   for (const id of ['known', 'known2']) {
     ok(await store.commit({ profile: { op: 'create', record: newProfile(id, at(0)) }, events: [] }));
   }
-  for (const id of ['r1', 'r2', 'r3']) {
+  for (const id of ids) {
     ok(
       await store.commit({
         session: { record: session(id, 'known', at(0)), expectVersion: null },
@@ -228,23 +232,24 @@ test("a batch of returning visitors is written by its one statement, which write
   const client = new pg.Client(url);
   await client.connect();
   t.after(() => client.end());
+  return { store, client };
+}
+
+/** A returning visitor's write set: its session touched, its profile kept, one event with a client id. */
+function returning(sessionId: string, profileId: string, id: string, clientId: string, ms: number): WriteSet {
+  const e = event(id, { session: { id: sessionId }, profile: { id: profileId } }, at(ms));
+  e.metadata.client_id = clientId;
+  return { touch: { id: sessionId, at: at(ms) }, profile: { op: 'keep', id: profileId }, events: [e] };
+}
+
+test("a batch of returning visitors is written by its one statement, which writes no session's row unless every event of a touch proved a duplicate", async (t) => {
+  const { store, client } = await storedVisitors(t, ['r1', 'r2', 'r3']);
   // A row's xmin is the transaction that wrote its current version: unchanged, the row was not written.
   const xmin = async (id: string) =>
     (await client.query<{ x: string }>('SELECT xmin::text AS x FROM sessions WHERE id = $1', [id])).rows[0]
       ?.x;
   const before = { r1: await xmin('r1'), r2: await xmin('r2'), r3: await xmin('r3') };
 
-  const returning = (
-    sessionId: string,
-    profileId: string,
-    id: string,
-    clientId: string,
-    ms: number,
-  ): WriteSet => {
-    const e = event(id, { session: { id: sessionId }, profile: { id: profileId } }, at(ms));
-    e.metadata.client_id = clientId;
-    return { touch: { id: sessionId, at: at(ms) }, profile: { op: 'keep', id: profileId }, events: [e] };
-  };
   // Submitted in one turn of the event loop: one batch, which needs no lock and no touch beforehand.
   const outcomes = await Promise.all(
     [
@@ -272,38 +277,17 @@ test("a batch of returning visitors is written by its one statement, which write
 });
 
 test('in a batch written by its one statement, a touch left for after it that fails fails its write set alone', async (t) => {
-  const url = await testSchema();
-  const store = await openedStore(t, url);
-  for (const id of ['known', 'known2']) {
-    ok(await store.commit({ profile: { op: 'create', record: newProfile(id, at(0)) }, events: [] }));
-  }
-  for (const id of ['r1', 'r2']) {
-    ok(
-      await store.commit({
-        session: { record: session(id, 'known', at(0)), expectVersion: null },
-        events: [],
-      }),
-    );
-  }
-  ok(await store.commit({ events: [keyed('stored', 'key-stored', { session: { id: 'r2' } })] }));
+  const { store, client } = await storedVisitors(t, ['r1', 'r2']);
   // The server refuses every write of a session's time from now on.
-  const client = new pg.Client(url);
-  await client.connect();
-  t.after(() => client.end());
   await client.query(`CREATE FUNCTION refuse_touch() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION 'touch refused'; END $$`);
   await client.query(
     'CREATE TRIGGER refuse_touch BEFORE UPDATE OF update_time ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_touch()',
   );
 
-  const returning = (sessionId: string, profileId: string, id: string, clientId: string): WriteSet => {
-    const e = event(id, { session: { id: sessionId }, profile: { id: profileId } }, at(5000));
-    e.metadata.client_id = clientId;
-    return { touch: { id: sessionId, at: at(5000) }, profile: { op: 'keep', id: profileId }, events: [e] };
-  };
   const [stored, resent] = await Promise.allSettled([
-    store.commit(returning('r1', 'known', 'a1', 'key-a1')),
-    store.commit(returning('r2', 'known2', 'a2', 'key-stored')),
+    store.commit(returning('r1', 'known', 'a1', 'key-a1', 5000)),
+    store.commit(returning('r2', 'known2', 'a2', 'key-stored', 5000)),
   ]);
   assert.equal(stored.status, 'fulfilled');
   ok((stored as PromiseFulfilledResult<CommitResult>).value);

@@ -451,10 +451,10 @@ function touchesLeft(items: WriteSet[], outcomes: ItemOutcome<CommitResult>[]): 
   const left: number[] = [];
   items.forEach((ws, i) => {
     const outcome = outcomes[i];
-    if (touchUnrecorded(ws) || !ws.touch || !outcome?.ok || !outcome.value.ok) return;
-    const duplicates = outcome.value.duplicates;
-    if (duplicates.length === 0) return;
-    if (ws.events.every((e) => !recordsTouch(ws, e) || duplicates.includes(e.id))) left.push(i);
+    if (!ws.touch || !outcome?.ok || !outcome.value.ok || outcome.value.duplicates.length === 0) return;
+    const duplicates = new Set(outcome.value.duplicates);
+    const recording = ws.events.filter((e) => recordsTouch(ws, e));
+    if (recording.length > 0 && recording.every((e) => duplicates.has(e.id))) left.push(i);
   });
   return left;
 }
