@@ -1,19 +1,27 @@
 /**
- * The texts of the embedded store's profile log (src/storage/sqlite/profile-log.ts): a diff comes
- * back from its text as it went in, removals and segments included, and is told from a document;
- * a document grows by no more than its change's diff text, which held sizes count on.
+ * The texts of the embedded store's profile log (src/storage/sqlite/profile-log.ts): a
+ * transaction's row gives back its changes in order, each diff as it went in (removals and
+ * segments included) and each document as a document; a row of one change, as stores wrote before
+ * rows held transactions, reads too; a document grows by no more than its change's diff text,
+ * which held sizes count on.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { diffOf, type ProfileDiff } from '../../src/model/profile-diff.js';
+import { applyDiffInPlace, diffOf, type ProfileDiff } from '../../src/model/profile-diff.js';
 import { applyOpsInPlace, type ProfileOp } from '../../src/model/profile-ops.js';
 import { newProfile } from '../../src/model/profiles.js';
-import { applyDiffText, decodeDiff, encodeDiff, isDiffText } from '../../src/storage/sqlite/profile-log.js';
+import {
+  encodeDiff,
+  entryText,
+  readLogRow,
+  rowText,
+  TRANSACTION_ROW,
+} from '../../src/storage/sqlite/profile-log.js';
 
 const AT = '2026-01-02T03:04:05.000Z';
 
 describe('profile log texts', () => {
-  test('a diff comes back from its text; a document is not a diff', () => {
+  test("a transaction's row gives back its changes in order: diffs and documents", () => {
     const diffs: ProfileDiff[] = [
       {
         at: AT,
@@ -26,29 +34,43 @@ describe('profile log texts', () => {
       },
       { at: AT, values: [], segments: [] },
     ];
-    for (const diff of diffs) {
-      const text = encodeDiff(diff);
-      assert.equal(isDiffText(text), true);
-      assert.deepEqual(decodeDiff(text), diff);
-    }
+    const doc = newProfile('p "2"', AT);
+    const entries = [
+      entryText('p1', encodeDiff(diffs[0]!)),
+      entryText('p "2"', JSON.stringify(doc)),
+      entryText('p1', encodeDiff(diffs[1]!)),
+      entryText('p3', encodeDiff(diffs[2]!)),
+    ];
+    assert.deepEqual(readLogRow(TRANSACTION_ROW, rowText(entries.join(','))), [
+      ['p1', { diff: diffs[0] }],
+      ['p "2"', { doc }],
+      ['p1', { diff: diffs[1] }],
+      ['p3', { diff: diffs[2] }],
+    ]);
     assert.equal(
       encodeDiff(diffs[0]!),
       `["${AT}",[["traits.public.n",3],["consents.email"],["interests.x",null]]]`,
     );
-    assert.equal(isDiffText(JSON.stringify(newProfile('p1', AT))), false);
   });
 
-  test('a diff text applied to a profile sets, removes and replaces the segments', () => {
+  test('a row of one change, as written before rows held transactions, reads too', () => {
+    const diff: ProfileDiff = { at: AT, values: [[['traits', 'public', 'n'], 3]] };
+    assert.deepEqual(readLogRow('p1', encodeDiff(diff)), [['p1', { diff }]]);
+    const doc = newProfile('p1', AT);
+    assert.deepEqual(readLogRow('p1', JSON.stringify(doc)), [['p1', { doc }]]);
+  });
+
+  test('a diff read from its text sets, removes and replaces the segments', () => {
     const profile = newProfile('p1', '2026-01-01T00:00:00.000Z');
     profile.consents = { email: true, sms: false };
-    applyDiffText(
-      profile,
-      encodeDiff({
-        at: AT,
-        values: [[['traits', 'public', 'n'], 3], [['consents', 'email']]],
-        segments: ['s1'],
-      }),
-    );
+    const text = encodeDiff({
+      at: AT,
+      values: [[['traits', 'public', 'n'], 3], [['consents', 'email']]],
+      segments: ['s1'],
+    });
+    const change = readLogRow(TRANSACTION_ROW, rowText(entryText('p1', text)))[0]?.[1];
+    assert.ok(change && 'diff' in change);
+    applyDiffInPlace(profile, change.diff);
     assert.deepEqual(profile.traits.public, { n: 3 });
     assert.deepEqual(profile.consents, { sms: false });
     assert.deepEqual(profile.segments, ['s1']);

@@ -14,7 +14,7 @@ import { newProfile } from '../../src/model/profiles.js';
 import type { CommitResult, ProfileRecord } from '../../src/model/records.js';
 import { lockDataDir, migrate } from '../../src/storage/sqlite/connection.js';
 import { HOLD_MS, MAX_HOLD_MS } from '../../src/storage/sqlite/held-profiles.js';
-import { isDiffText } from '../../src/storage/sqlite/profile-log.js';
+import { readLogRow } from '../../src/storage/sqlite/profile-log.js';
 import { profileWrites } from '../../src/storage/sqlite/profiles.js';
 import { writeStatements } from '../../src/storage/sqlite/statements.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
@@ -181,6 +181,26 @@ describe('sqlite: held profiles', () => {
     for (const id of ['a', 'b', 'c']) assert.equal(await counted(store, id), n.get(id));
   });
 
+  test("a batch's changes are logged in one row, and a crash then loses none", async (t) => {
+    const ids = ['p1', 'p2', 'p3', 'p4'];
+    const { dataDir, store } = await withProfiles(t, ...ids);
+    // Submitted together: one batch, one transaction. p1 changes twice in it.
+    const results = await Promise.all([
+      ...ids.map((id) => store.commit(changeOf(id, 1))),
+      store.commit(changeOf('p1', 2)),
+    ]);
+    results.forEach(committed);
+    assert.equal(onDisk(dataDir, 'p1').logged, 1);
+    const crashed = folder();
+    for (const suffix of ['', '-wal']) {
+      const file = join(dataDir, `collector.db${suffix}`);
+      if (existsSync(file)) copyFileSync(file, join(crashed, `collector.db${suffix}`));
+    }
+    const reopened = await opened(t, crashed);
+    for (const id of ids) assert.equal(await counted(reopened, id), id === 'p1' ? 2 : 1, id);
+    assert.deepEqual(onDisk(crashed, 'p1'), { traits: { public: { n: 2 }, private: {} }, logged: 0 });
+  });
+
   test('what a crash leaves held is written when the store opens again', async (t) => {
     const { dataDir, store } = await withProfiles(t, 'p1', 'p2');
     for (let n = 1; n <= 5; n++) {
@@ -328,9 +348,11 @@ describe('sqlite: held profiles', () => {
       const insert = db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)');
       for (const id of ['p1', 'p2']) insert.run(id, JSON.stringify(newProfile(id, at(0))));
       const profiles = profileWrites(writeStatements(db), true);
-      // p2's hold comes first: no log row of p1 is trimmed while it lasts.
+      // p2's hold comes first: no log row of p1 is trimmed while it lasts. Each change is a
+      // transaction of its own, which logs its row last.
       const p2 = { ...profiles.read('p2')!, consents: { email: true } };
       profiles.change(p2, JSON.stringify(p2));
+      profiles.logged();
       const steps: ProfileOp[][] = [
         [
           increment,
@@ -345,15 +367,21 @@ describe('sqlite: held profiles', () => {
         const record = profiles.read('p1')!;
         const { written } = applyOpsInPlace(record, ops, at(i + 1));
         profiles.changeBy(record, diffOf(record, written, at(i + 1)));
+        profiles.logged();
         states.push(structuredClone(record));
       });
-      const logged = db
-        .prepare("SELECT doc FROM profile_log WHERE profile_id = 'p1' ORDER BY seq")
-        .pluck()
-        .all() as string[];
-      assert.equal(logged.length, 3);
-      for (const [i, text] of logged.entries()) {
-        assert.ok(isDiffText(text) && text.length < JSON.stringify(states[i]).length, text);
+      const rows = db.prepare('SELECT profile_id, doc FROM profile_log ORDER BY seq').raw().all() as [
+        string,
+        string,
+      ][];
+      const ofP1 = rows.slice(1);
+      assert.equal(ofP1.length, 3);
+      for (const [i, [rowProfile, doc]] of ofP1.entries()) {
+        const entries = readLogRow(rowProfile, doc);
+        assert.equal(entries.length, 1);
+        const [id, change] = entries[0]!;
+        assert.equal(id, 'p1');
+        assert.ok('diff' in change && doc.length < JSON.stringify(states[i]).length, doc);
       }
       const last = states[2]!;
       assert.deepEqual(profiles.read('p1'), last);
@@ -386,6 +414,7 @@ describe('sqlite: held profiles', () => {
       const profiles = profileWrites(writeStatements(db), true);
       const changed = { ...created, traits: { public: { n: 1 }, private: {} } };
       profiles.change(changed, JSON.stringify(changed));
+      profiles.logged();
       // The log cannot be read: its table is away.
       db.exec('ALTER TABLE profile_log RENAME TO profile_log_away');
       // As after a rolled-back transaction: every use of the holds must read the log first.

@@ -1,15 +1,17 @@
 /**
- * The texts of `profile_log` (held-profiles.ts, docs/architecture.md#held-profiles): a change is
+ * The texts of `profile_log` (held-profiles.ts, docs/architecture.md#held-profiles). A change is
  * logged as the profile's whole document (`{…}`), or, when operations alone changed a profile
  * already stored, as its diff (`[at, [[path, value?]…], segments?]`, src/model/profile-diff.ts),
- * which is the profile's document less everything the change left as it was.
+ * which is the profile's document less everything the change left as it was. One row holds the
+ * changes of one transaction, in order, each as `[profileId, document or diff]`; rows written
+ * before that hold one change of the profile their `profile_id` names.
  */
-import { applyDiffInPlace, type ProfileDiff } from '../../model/profile-diff.js';
+import type { ProfileDiff } from '../../model/profile-diff.js';
 import type { ProfileRecord } from '../../model/records.js';
 import { pathText, splitPath, valueText } from './json-texts.js';
 
-/** True when a log text is a diff rather than a document. */
-export const isDiffText = (text: string): boolean => text.startsWith('[');
+/** The `profile_id` of a row that holds the changes of one transaction. */
+export const TRANSACTION_ROW = '';
 
 /** A diff as its log text, built by joining its entries' texts: each path is quoted once (pathText). */
 export function encodeDiff(diff: ProfileDiff): string {
@@ -22,10 +24,18 @@ export function encodeDiff(diff: ProfileDiff): string {
   return diff.segments === undefined ? `${text}]]` : `${text}],${valueText(diff.segments)}]`;
 }
 
+/** One change as an entry of a transaction's row (the document or diff kept as JSON, not quoted). */
+export const entryText = (profileId: string, logged: string): string => `[${valueText(profileId)},${logged}]`;
+
+/** The entries of a transaction's row, joined: its `doc`. */
+export const rowText = (entries: string): string => `[${entries}]`;
+
 type DiffTuple = [at: string, values: ([string] | [string, unknown])[], segments?: unknown[]];
 
-export function decodeDiff(text: string): ProfileDiff {
-  const [at, values, segments] = JSON.parse(text) as DiffTuple;
+/** A logged change as read: a document, or a diff. */
+export type LoggedChange = { doc: ProfileRecord } | { diff: ProfileDiff };
+
+function diffOfTuple([at, values, segments]: DiffTuple): ProfileDiff {
   const diff: ProfileDiff = {
     at,
     values: values.map((entry) =>
@@ -36,7 +46,12 @@ export function decodeDiff(text: string): ProfileDiff {
   return diff;
 }
 
-/** Applies a logged diff's text to a profile the caller owns (applyDiffInPlace). */
-export function applyDiffText(profile: ProfileRecord, text: string): void {
-  applyDiffInPlace(profile, decodeDiff(text));
+const logged = (value: unknown): LoggedChange =>
+  Array.isArray(value) ? { diff: diffOfTuple(value as DiffTuple) } : { doc: value as ProfileRecord };
+
+/** The changes a row holds, in order, with their profiles' ids. */
+export function readLogRow(profileId: string, doc: string): [string, LoggedChange][] {
+  const parsed = JSON.parse(doc) as unknown;
+  if (profileId !== TRANSACTION_ROW) return [[profileId, logged(parsed)]];
+  return (parsed as [string, unknown][]).map(([id, value]) => [id, logged(value)]);
 }

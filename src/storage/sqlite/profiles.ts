@@ -9,10 +9,10 @@ import { mergeProfiles } from '../../model/profile-merge.js';
 import { profileOf } from '../../model/profiles.js';
 import type { EventRecord, IdentityKey, MergeOutcome, ProfileRecord } from '../../model/records.js';
 import type { ErasedCounts } from '../store.js';
-import type { ProfileDiff } from '../../model/profile-diff.js';
+import { applyDiffInPlace, type ProfileDiff } from '../../model/profile-diff.js';
 import { HeldProfiles, holdClock } from './held-profiles.js';
 import { ParsedProfiles } from './parsed-profiles.js';
-import { applyDiffText, encodeDiff, isDiffText } from './profile-log.js';
+import { encodeDiff, entryText, readLogRow, rowText, TRANSACTION_ROW } from './profile-log.js';
 import type { writeStatements } from './statements.js';
 
 type Statements = ReturnType<typeof writeStatements>;
@@ -38,35 +38,44 @@ export function profileWrites(s: Statements, hold: boolean) {
    */
   let stale = true;
   /**
+   * The changes of the transaction under way, as the entries of its log row (profile-log.ts),
+   * written by `logged` before it commits; its row's seq and time, which its holds take.
+   */
+  let entries = '';
+  let entrySeq = 0;
+  let entryAt = 0;
+  /** The highest log row used so far: each transaction's row comes after every other. */
+  let lastSeq = 0;
+  /**
    * The holds, as the last commit left them: the log is read again first when they may not be, and
    * while it cannot be, every use fails, so nothing is read or changed from holds that may not be
-   * committed. Each change keeps the time it was committed at. The rows of profiles merged into
-   * another since are not read; rows a profile's row already has (left for trimming) are held
+   * committed. Each change keeps the time it was committed at. Changes of profiles merged into
+   * another since are not read; changes a profile's row already has (left for trimming) are held
    * again with their own times, so that profile's row is written again with the same document.
    */
   const fresh = (): HeldProfiles => {
     if (!stale) return held;
     const rows = s.profileLog.all() as [number, string, string, number][];
     held.clear();
-    for (const [seq, id, doc, at] of rows) {
-      if (!isDiffText(doc)) {
-        held.hold(id, {
-          record: profileOf(JSON.parse(doc) as ProfileRecord),
-          text: doc,
-          size: doc.length,
-          seq,
-          at,
-        });
-        continue;
+    for (const [seq, rowProfile, doc, at] of rows) {
+      lastSeq = Math.max(lastSeq, seq);
+      for (const [id, change] of readLogRow(rowProfile, doc)) {
+        if (s.profileExists.get(id) === undefined) continue;
+        if ('doc' in change) {
+          const text = JSON.stringify(change.doc);
+          held.hold(id, { record: profileOf(change.doc), text, size: text.length, seq, at });
+          continue;
+        }
+        // A diff applies to the profile as held before it, or as its row has it (profile-log.ts).
+        let base: { record: ProfileRecord; size: number } | undefined = held.get(id);
+        if (base === undefined) {
+          const row = s.getProfile.get(id) as string;
+          base = { record: profileOf(JSON.parse(row) as ProfileRecord), size: row.length };
+        }
+        applyDiffInPlace(base.record, change.diff);
+        const size = base.size + encodeDiff(change.diff).length;
+        held.hold(id, { record: base.record, text: null, size, seq, at });
       }
-      // A diff applies to the profile as held before it, or as its row has it (profile-log.ts).
-      let base: { record: ProfileRecord; size: number } | undefined = held.get(id);
-      if (base === undefined) {
-        const row = s.getProfile.get(id) as string;
-        base = { record: profileOf(JSON.parse(row) as ProfileRecord), size: row.length };
-      }
-      applyDiffText(base.record, doc);
-      held.hold(id, { record: base.record, text: null, size: base.size + doc.length, seq, at });
     }
     stale = false;
     return held;
@@ -111,15 +120,21 @@ export function profileWrites(s: Statements, hold: boolean) {
     if (first === Infinity) s.clearProfileLog.run();
     else s.trimProfileLog.run(first);
   };
-  /** Logs a held change's text and holds the record (text null: made when first needed). */
-  const logAndHold = (record: ProfileRecord, logged: string, text: string | null, size: number) => {
+  /**
+   * Adds a held change's text to the transaction's log row and holds the record (text null: made
+   * when first needed). The row is written by `logged`, before the transaction commits.
+   */
+  const logAndHold = (record: ProfileRecord, text: string, doc: string | null, size: number) => {
     const holds = fresh();
     // The parsed record (if the change started from it) may be this one, changed in place: its
     // text no longer says it. The hold answers until its row is written, which keeps it again.
     parsed.delete(record.id);
-    const at = holdClock();
-    const seq = Number(s.logProfile.run(record.id, logged, at).lastInsertRowid);
-    holds.hold(record.id, { record, text, size, seq, at });
+    if (entries === '') {
+      entrySeq = ++lastSeq;
+      entryAt = holdClock();
+      entries = entryText(record.id, text);
+    } else entries += `,${entryText(record.id, text)}`;
+    holds.hold(record.id, { record, text: doc, size, seq: entrySeq, at: entryAt });
   };
   /** A commit's new document of a stored profile: held when holding, else written at once. */
   const change = (record: ProfileRecord, doc: string): void => {
@@ -147,7 +162,7 @@ export function profileWrites(s: Statements, hold: boolean) {
 
   /** Everything of `from` becomes `into`'s: sessions, events, identities, aliases, refused requests. */
   const moveAll = (from: string, into: string) => {
-    // Its hold goes with its row. Its log rows stay until trimmed; fresh() does not read them.
+    // Its hold goes with its row. Its logged changes stay until trimmed; fresh() skips them.
     fresh().drop(from);
     s.moveSessions.run({ into, from });
     for (const [run, docs] of s.profileRuns.all(from) as [number, string][]) {
@@ -170,6 +185,16 @@ export function profileWrites(s: Statements, hold: boolean) {
     change,
     changeBy,
 
+    /**
+     * Writes the log row of the changes held by the transaction under way; every transaction that
+     * may change a profile calls it last (writes.ts), so its holds commit with it.
+     */
+    logged(): void {
+      if (entries === '') return;
+      s.logProfiles.run(entrySeq, TRANSACTION_ROW, rowText(entries), entryAt);
+      entries = '';
+    },
+
     /** True when flush(now) would write a profile. */
     due(now: number): boolean {
       return fresh().due(now);
@@ -182,6 +207,7 @@ export function profileWrites(s: Statements, hold: boolean) {
      */
     invalidate(): void {
       stale = true;
+      entries = '';
       parsed.clear();
     },
 

@@ -61,16 +61,10 @@ export function writeStatements(db: Database.Database) {
       .pluck(),
     insertProfile: db.prepare('INSERT INTO profiles (id, doc) VALUES (?, ?)'),
     updateProfile: db.prepare('UPDATE profiles SET doc = ? WHERE id = ?'),
-    // Held profiles (held-profiles.ts): each change's document and time, appended; read when the
-    // store opens and after a rolled-back transaction.
-    logProfile: db.prepare('INSERT INTO profile_log (profile_id, doc, at) VALUES (?, ?, ?)'),
-    // The log rows of profiles still stored (not merged into another since).
-    profileLog: db
-      .prepare(
-        `SELECT seq, profile_id, doc, at FROM profile_log l
-         WHERE EXISTS (SELECT 1 FROM profiles p WHERE p.id = l.profile_id) ORDER BY seq`,
-      )
-      .raw(),
+    // Held profiles (held-profiles.ts, profile-log.ts): one row per transaction with the changes it
+    // held and its time, appended; read when the store opens and after a rolled-back transaction.
+    logProfiles: db.prepare('INSERT INTO profile_log (seq, profile_id, doc, at) VALUES (?, ?, ?, ?)'),
+    profileLog: db.prepare('SELECT seq, profile_id, doc, at FROM profile_log ORDER BY seq').raw(),
     trimProfileLog: db.prepare('DELETE FROM profile_log WHERE seq < ?'),
     clearProfileLog: db.prepare('DELETE FROM profile_log'),
     sessionSeq: db.prepare('SELECT seq FROM sessions WHERE id = ?').pluck(),

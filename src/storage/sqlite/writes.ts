@@ -218,14 +218,19 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
   // Transactions that write begin IMMEDIATE: a deferred one that reads first (a visit reads the
   // profile) could not take the write lock once another process had committed since its read,
   // and would fail at once instead of waiting for the lock.
+  // The profile changes a transaction held are logged in one row, last (profiles.ts: logged).
   const batch = db.transaction((rows: WriteRow[]) => {
     nextRun = firstFree();
     profiles.flush(holdClock());
-    return rows.map(apply);
+    const outcomes = rows.map(apply);
+    profiles.logged();
+    return outcomes;
   }).immediate;
   const single = db.transaction((row: WriteRow) => {
     nextRun = firstFree();
-    return apply(row);
+    const outcome = apply(row);
+    profiles.logged();
+    return outcome;
   }).immediate;
 
   const flushTransaction = db.transaction((now: number | 'all') => profiles.flush(now)).immediate;
