@@ -23,7 +23,8 @@ import { prepareDestinationWrites } from './destination-writes.js';
 import { prepareRejectedWrites } from './rejected-writes.js';
 import { writeStatements } from './statements.js';
 import { errorShape } from './errors.js';
-import { decodeChange, runsOfRows, type EventRow, type RowOutcome, type WriteRow } from './write-set.js';
+import { decodeChange } from './change-text.js';
+import { runsOfRows, type EventRow, type RowOutcome, type WriteRow } from './write-set.js';
 
 /** A stored session as read: its document, version, and the time of its latest request (or null). */
 type SessionRow = [doc: string, version: number, updateTime: string | null];

@@ -1,0 +1,129 @@
+/**
+ * A profile change as it crosses to the writer thread (write-set.ts: ProfileRow): two JSON texts.
+ * Its shapes, `[[[op, target?]…]…]`, say which operations each step runs: every distinct list of
+ * an event's operations, by name with its path (dotted) or identity type. Its values,
+ * `[at, [[eventId, shape, [value…]]…]]`, give each step its event, the index of its shape and
+ * its operations' values in order (null for `unset`). A rule book gives the same few shapes
+ * request after request, so the writer keeps the shapes it read, by their text, and parses only
+ * the values: a third of the text, without the paths.
+ */
+import type { ProfileOp } from '../../model/profile-ops.js';
+import type { ProfileChange } from '../../model/records.js';
+import { pathText, splitPath, valueText } from './json-texts.js';
+
+/** A change's texts: its shapes and its values. */
+export type ChangeText = [shapes: string, values: string];
+
+/** An operation without its value: its name, and its path's segments or its identity type. */
+type Shape = { op: ProfileOp['op']; path?: string[]; type?: string };
+
+/** An operation's shape as JSON text. */
+function shapeText(op: ProfileOp): string {
+  if (op.op === 'identify') return `["identify",${valueText(op.type)}]`;
+  if (!('path' in op)) return `["${op.op}"]`;
+  return `["${op.op}",${pathText(op.path)}]`;
+}
+
+/** What tells an operation's shape: its identity type, its path (the array), or nothing. */
+const targetOf = (op: ProfileOp): string | readonly string[] | undefined =>
+  op.op === 'identify' ? op.type : 'path' in op ? op.path : undefined;
+
+/**
+ * The last step's shape: its operations' names and targets, and its text. A rule's operations
+ * share their path arrays (src/domain/rules/compile.ts), so a step of the same rules as the last
+ * one is told by comparing those, without joining its text again.
+ */
+let last: { names: string[]; targets: (string | readonly string[] | undefined)[]; text: string } = {
+  names: [],
+  targets: [],
+  text: '[]',
+};
+
+/** A step's shape as JSON text: `[[op, target?]…]`. */
+function stepShape(ops: ProfileOp[]): string {
+  const { names, targets } = last;
+  let same = names.length === ops.length;
+  for (let j = 0; same && j < ops.length; j++) {
+    same = names[j] === ops[j]!.op && targets[j] === targetOf(ops[j]!);
+  }
+  if (same) return last.text;
+  let text = '[';
+  for (let j = 0; j < ops.length; j++) text += (j === 0 ? '' : ',') + shapeText(ops[j]!);
+  last = { names: ops.map((op) => op.op), targets: ops.map(targetOf), text: `${text}]` };
+  return last.text;
+}
+
+/** An operation's value as JSON text (null for `unset`, which has none). */
+const valueOf = (op: ProfileOp): string => ('value' in op ? valueText(op.value) : 'null');
+
+/** The texts of a change (see the module's comment), joined from each operation's. */
+export function encodeChange(change: ProfileChange): ChangeText {
+  const shapes: string[] = [];
+  // Each shape's index, once a second one comes (steps mostly share theirs: the same rules).
+  let indexes: Map<string, number> | null = null;
+  let values = `[${valueText(change.at)},[`;
+  for (let i = 0; i < change.steps.length; i++) {
+    const step = change.steps[i]!;
+    const shape = stepShape(step.ops);
+    let stepValues = '[';
+    for (let j = 0; j < step.ops.length; j++) stepValues += (j === 0 ? '' : ',') + valueOf(step.ops[j]!);
+    let index = 0;
+    if (shapes.length === 0) shapes.push(shape);
+    else if (shape !== shapes[0]) {
+      indexes ??= new Map([[shapes[0]!, 0]]);
+      index = indexes.get(shape) ?? shapes.push(shape) - 1;
+      indexes.set(shape, index);
+    }
+    values += `${i === 0 ? '' : ','}[${valueText(step.event)},${index},${stepValues}]]`;
+  }
+  return [`[${shapes.join(',')}]`, `${values}]]`];
+}
+
+/** Shapes read, by their text: most kept, and most characters of their texts. */
+export const SHAPE_CACHE_BOUNDS = { maxEntries: 256, maxChars: 1024 * 1024 };
+
+const shapesRead = new Map<string, Shape[][]>();
+let shapeChars = 0;
+
+function readShapes(text: string): Shape[][] {
+  let shapes = shapesRead.get(text);
+  if (shapes !== undefined) return shapes;
+  shapes = (JSON.parse(text) as [ProfileOp['op'], string?][][]).map((ops) =>
+    ops.map(([op, target]): Shape => {
+      if (op === 'identify') return { op, type: target! };
+      return target === undefined ? { op } : { op, path: splitPath(target) };
+    }),
+  );
+  if (text.length <= SHAPE_CACHE_BOUNDS.maxChars) {
+    shapesRead.set(text, shapes);
+    shapeChars += text.length;
+    for (const [oldest] of shapesRead) {
+      if (shapesRead.size <= SHAPE_CACHE_BOUNDS.maxEntries && shapeChars <= SHAPE_CACHE_BOUNDS.maxChars)
+        break;
+      shapesRead.delete(oldest);
+      shapeChars -= oldest.length;
+    }
+  }
+  return shapes;
+}
+
+/** The change its texts say (encodeChange). */
+export function decodeChange([shapesText, valuesText]: ChangeText): ProfileChange {
+  const shapes = readShapes(shapesText);
+  const [at, steps] = JSON.parse(valuesText) as [string, [string, number, unknown[]][]];
+  const decoded: ProfileChange = { at, steps: [] };
+  for (const [event, index, values] of steps) {
+    const shape = shapes[index]!;
+    const ops: ProfileOp[] = [];
+    for (let i = 0; i < shape.length; i++) {
+      const { op, path, type } = shape[i]!;
+      const value = values[i];
+      if (op === 'identify') ops.push({ op, type: type!, value: value as string });
+      else if (path === undefined) ops.push({ op, value } as ProfileOp);
+      else if (op === 'unset') ops.push({ op, path });
+      else ops.push({ op, path, value } as ProfileOp);
+    }
+    decoded.steps.push({ event, ops });
+  }
+  return decoded;
+}
