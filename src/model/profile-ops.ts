@@ -111,32 +111,25 @@ function nextValue(op: Extract<ProfileOp, { path: string[] }>, current: unknown)
 }
 
 /**
- * The objects of one application of operations: the profile and the containers on the paths
- * written are copied once, the first time one is written, and changed in place afterwards; what is
- * not written stays shared with the profile given. In place (`inPlace`), nothing is copied: the
- * profile given is changed. Plain assignment is safe: no path segment is a prototype key
- * (parseProfilePath), and a spread copies stored `__proto__` keys as own data.
+ * The objects of one application of operations to a copy: the profile and the containers on the
+ * paths written are copied once, the first time one is written, and changed in place afterwards;
+ * what is not written stays shared with the profile given. Plain assignment is safe: no path
+ * segment is a prototype key (parseProfilePath), and a spread copies stored `__proto__` keys as
+ * own data.
  */
 class Draft {
-  /** The objects copied so far; null in place. */
-  private readonly copies: Set<object> | null;
+  /** The objects copied so far. */
+  private readonly copies = new Set<object>();
   root: JsonObject | null = null;
-  /** The paths written, in order; null for the segments. */
-  readonly written: (readonly string[] | null)[] = [];
 
-  constructor(
-    private readonly original: ProfileRecord,
-    inPlace: boolean,
-  ) {
-    this.copies = inPlace ? null : new Set();
-  }
+  constructor(private readonly original: ProfileRecord) {}
 
   get current(): JsonObject {
     return this.root ?? (this.original as unknown as JsonObject);
   }
 
   private own<T extends object>(value: T): T {
-    if (this.copies === null || this.copies.has(value)) return value;
+    if (this.copies.has(value)) return value;
     const copy = (Array.isArray(value) ? [...value] : { ...value }) as T;
     this.copies.add(copy);
     return copy;
@@ -144,7 +137,6 @@ class Draft {
 
   /** `value` at `path` (undefined removes the key); what is missing or not an object on the way becomes `{}`. */
   set(path: string[], value: unknown): void {
-    this.written.push(path);
     this.root = this.own(this.current);
     let parent = this.root;
     for (let i = 0; i < path.length - 1; i++) {
@@ -160,10 +152,18 @@ class Draft {
   }
 
   segments(next: unknown[]): void {
-    this.written.push(null);
     this.root = this.own(this.current);
     this.root.segments = next;
   }
+}
+
+/** The segments after a segment operation, or undefined when it changes nothing. */
+function nextSegments(op: Extract<ProfileOp, { op: 'add_segment' | 'remove_segment' }>, segments: unknown[]) {
+  if (op.op === 'add_segment') {
+    if (segments.includes(op.value) || segments.length >= OPERATION_BOUNDS.maxSegments) return undefined;
+    return [...segments, op.value];
+  }
+  return segments.includes(op.value) ? segments.filter((s) => s !== op.value) : undefined;
 }
 
 /** Applies one operation to the draft; false when it changes nothing. */
@@ -172,16 +172,11 @@ function applyOne(draft: Draft, op: ProfileOp): boolean {
   switch (op.op) {
     case 'identify':
       return false;
-    case 'add_segment': {
-      const segments = doc.segments as unknown[];
-      if (segments.includes(op.value) || segments.length >= OPERATION_BOUNDS.maxSegments) return false;
-      draft.segments([...segments, op.value]);
-      return true;
-    }
+    case 'add_segment':
     case 'remove_segment': {
-      const segments = doc.segments as unknown[];
-      if (!segments.includes(op.value)) return false;
-      draft.segments(segments.filter((s) => s !== op.value));
+      const next = nextSegments(op, doc.segments as unknown[]);
+      if (next === undefined) return false;
+      draft.segments(next);
       return true;
     }
     case 'unset':
@@ -197,18 +192,6 @@ function applyOne(draft: Draft, op: ProfileOp): boolean {
   }
 }
 
-/** Applies operations in order to a draft of `profile`; see applyOps and applyOpsInPlace. */
-function applyTo(profile: ProfileRecord, ops: ProfileOp[], at: string, inPlace: boolean) {
-  const draft = new Draft(profile, inPlace);
-  let changed = false;
-  for (const op of ops) if (applyOne(draft, op)) changed = true;
-  if (!changed) return { profile, changed: false, written: draft.written };
-  const result = draft.current as unknown as ProfileRecord;
-  if (inPlace) result.metadata.time.update = at;
-  else result.metadata = { ...result.metadata, time: { ...result.metadata.time, update: at } };
-  return { profile: result, changed: true, written: draft.written };
-}
-
 /**
  * Applies operations in order (docs/api.md#operations). Pure: the profile given is not modified.
  * `changed` is true when any operation altered it; `metadata.time.update` is then `at`.
@@ -218,8 +201,30 @@ export function applyOps(
   ops: ProfileOp[],
   at: string,
 ): { profile: ProfileRecord; changed: boolean } {
-  const { profile: result, changed } = applyTo(profile, ops, at, false);
-  return { profile: result, changed };
+  const draft = new Draft(profile);
+  let changed = false;
+  for (const op of ops) if (applyOne(draft, op)) changed = true;
+  if (!changed) return { profile, changed: false };
+  const result = draft.current as unknown as ProfileRecord;
+  result.metadata = { ...result.metadata, time: { ...result.metadata.time, update: at } };
+  return { profile: result, changed: true };
+}
+
+/**
+ * Writes one operation's next value (undefined: removes the key) at its path, in place: what is
+ * missing or not an object on the way becomes `{}`, as in a copy (Draft.set).
+ */
+function setInPlace(root: JsonObject, path: readonly string[], value: unknown): void {
+  let parent = root;
+  for (let i = 0; i < path.length - 1; i++) {
+    const key = path[i]!;
+    const child = Object.hasOwn(parent, key) ? parent[key] : undefined;
+    if (isObject(child)) parent = child;
+    else parent = parent[key] = {};
+  }
+  const last = path[path.length - 1]!;
+  if (value === undefined) delete parent[last];
+  else parent[last] = value;
 }
 
 /**
@@ -227,13 +232,44 @@ export function applyOps(
  * and every object in it, so that no other holder sees the change (the embedded store's writer:
  * src/storage/sqlite/profiles.ts). Nothing is changed when `changed` is false. `written`: the
  * paths the operations wrote, in order (null for the segments), for diffOf (profile-diff.ts).
+ * Each path is walked once to read its value and, when that value is there, once more only for
+ * its last key.
  */
 export function applyOpsInPlace(
   profile: ProfileRecord,
   ops: ProfileOp[],
   at: string,
 ): { profile: ProfileRecord; changed: boolean; written: (readonly string[] | null)[] } {
-  return applyTo(profile, ops, at, true);
+  const root = profile as unknown as JsonObject;
+  const written: (readonly string[] | null)[] = [];
+  for (const op of ops) {
+    if (op.op === 'identify') continue;
+    if (!('path' in op)) {
+      const next = nextSegments(op, profile.segments);
+      if (next === undefined) continue;
+      profile.segments = next;
+      written.push(null);
+      continue;
+    }
+    // The value's container, when every object on the way is there.
+    const path = op.path;
+    let parent: JsonObject | null = root;
+    for (let i = 0; parent !== null && i < path.length - 1; i++) {
+      const child: unknown = Object.hasOwn(parent, path[i]!) ? parent[path[i]!] : undefined;
+      parent = isObject(child) ? child : null;
+    }
+    const last = path[path.length - 1]!;
+    const current = parent !== null && Object.hasOwn(parent, last) ? parent[last] : undefined;
+    const next = op.op === 'unset' ? undefined : nextValue(op, current);
+    if (op.op === 'unset' ? current === undefined : next === undefined) continue;
+    if (parent === null) setInPlace(root, path, next);
+    else if (next === undefined) delete parent[last];
+    else parent[last] = next;
+    written.push(path);
+  }
+  if (written.length === 0) return { profile, changed: false, written };
+  profile.metadata.time.update = at;
+  return { profile, changed: true, written };
 }
 
 /** The change's operations other than `identify`, in order; and its identities. */

@@ -1,6 +1,8 @@
 /**
  * Profile operations applied to a copy (the pipeline's prediction, PostgreSQL) and in place (the
- * embedded store's writer): the same results, and only the in-place form changes what it is given.
+ * embedded store's writer): the same results, and only the in-place form changes what it is given;
+ * the same too for thousands of random operations on random profiles, through values that are not
+ * objects, arrays and missing keys on the way.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -72,5 +74,62 @@ describe('profile operations', () => {
     assert.equal(changed, false);
     assert.equal(after, profile);
     assert.deepEqual(profile, before);
+  });
+
+  test('in place and on a copy agree on random operations and profiles', () => {
+    // A small deterministic generator (mulberry32), so that a failure comes back the same.
+    let seed = 0x5eed;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const keys = ['a', 'b', 'c'];
+    const values = (): unknown =>
+      pick([1, 2.5, -1, 'x', 'y', true, null, [], ['x'], [1, 'x'], { a: 1 }, { b: { c: 2 } }]);
+    const paths = [
+      ...keys.map((k) => ['traits', 'public', k]),
+      ...keys.map((k) => ['traits', 'public', 'a', k]),
+      ...keys.map((k) => ['traits', 'private', 'b', k, 'c']),
+      ['consents', 'a'],
+      ['interests', 'a'],
+      ['interests', 'b', 'c'],
+    ];
+    const randomOp = (): ProfileOp => {
+      const path = pick(paths);
+      switch (pick(['set', 'set_once', 'append', 'increment', 'unset', 'add_segment', 'remove_segment'])) {
+        case 'set':
+          return { op: 'set', path, value: values() };
+        case 'set_once':
+          return { op: 'set_once', path, value: values() };
+        case 'append':
+          return { op: 'append', path, value: values() };
+        case 'increment':
+          return { op: 'increment', path, value: pick([1, 0.5, -2, 0]) };
+        case 'unset':
+          return { op: 'unset', path };
+        case 'add_segment':
+          return { op: 'add_segment', value: pick(['s1', 's2']) };
+        default:
+          return { op: 'remove_segment', value: pick(['s1', 's2']) };
+      }
+    };
+    for (let round = 0; round < 2_000; round++) {
+      const start = stored();
+      // Some of what a profile may hold where the operations go.
+      for (const path of paths) {
+        if (random() < 0.3)
+          Object.assign(start, applyOps(start, [{ op: 'set', path, value: values() }], AT).profile);
+      }
+      const ops = Array.from({ length: 1 + Math.floor(random() * 6) }, randomOp);
+      const copied = applyOps(structuredClone(start), ops, AT);
+      const inPlace = applyOpsInPlace(structuredClone(start), ops, AT);
+      const context = JSON.stringify({ start, ops });
+      assert.equal(inPlace.changed, copied.changed, context);
+      assert.deepEqual(inPlace.profile, copied.profile, context);
+      assert.equal(inPlace.written.length > 0, copied.changed, context);
+    }
   });
 });
