@@ -5,8 +5,27 @@
  * joined and quoted once on the way out (pathText) and split once on the way in (splitPath).
  */
 
-/** A value (JSON data, as rules take from events) as JSON; undefined as null, as in an array. */
-export const valueText = (value: unknown): string => JSON.stringify(value) ?? 'null';
+/** A string that JSON writes as it is, between quotes: no quote, backslash, control or surrogate. */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/**
+ * A value (JSON data, as rules take from events) as JSON; undefined as null, as in an array. The
+ * text JSON.stringify gives, made without it for plain strings, numbers and booleans: in half the
+ * time for the values rules mostly carry.
+ */
+export function valueText(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    default:
+      return JSON.stringify(value) ?? 'null';
+  }
+}
 
 const pathTexts = new WeakMap<readonly string[], string>();
 
