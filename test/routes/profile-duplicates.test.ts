@@ -18,6 +18,12 @@ const purchase = (id: string, price: number, extra: Json = {}) => ({
   properties: { price, ...extra },
 });
 
+/** collector_profile_rules_applied_total, as /metrics says it now. */
+async function rulesApplied(service: Service): Promise<number> {
+  const text = (await service.get('/metrics')).body;
+  return Number(/^collector_profile_rules_applied_total (\S+)$/m.exec(text)?.[1] ?? 0);
+}
+
 for (const store of STORES) {
   describe(`duplicates run no rule (${store})`, () => {
     let service: Service;
@@ -41,10 +47,12 @@ for (const store of STORES) {
       const id = first.profile.id as string;
       const a = await send(service, { session: { id: session }, events: [purchase('order-1', 10)] });
       assert.equal(a.debugging.execution.events[0].rules.length, 1);
+      const applied = await rulesApplied(service);
       const again = await send(service, {
         session: { id: session },
         events: [purchase('order-1', 10), purchase('order-2', 5), purchase('order-2', 5)],
       });
+      assert.equal(await rulesApplied(service), applied + 1, 'the duplicates count no rule applied');
       assert.deepEqual(again.debugging.events.duplicates, ['order-1', 'order-2']);
       const skipped = again.debugging.execution.events.filter((e: Json) => e.skipped === 'duplicate');
       assert.equal(skipped.length, 2);

@@ -85,16 +85,17 @@ export function runRules(
   const steps: ProfileStep[] = [];
   const identities: Extract<ProfileOp, { op: 'identify' }>[] = [];
   let applied = 0;
-  const perEvent = new Map<string, number>();
+  // Rules applied to each event, by index.
+  const perEvent: number[] = [];
   for (let index = 0; index < events.length; index++) {
     const event = events[index]!;
     const rules = byType.get(event.type);
     if (!rules) continue;
     let ops: ProfileOp[] | null = null;
+    const before = applied;
     for (const rule of rules) {
       if (rule.sourceId !== null && rule.sourceId !== sourceId) continue;
       applied++;
-      perEvent.set(event.id, (perEvent.get(event.id) ?? 0) + 1);
       if (trace.enabled) {
         const execution = trace.events[index];
         if (execution) (execution.rules ??= []).push({ id: rule.id, name: rule.name });
@@ -117,6 +118,7 @@ export function runRules(
         (ops ??= []).push(op);
       }
     }
+    perEvent[index] = applied - before;
     if (ops) steps.push({ event: event.id, ops });
   }
   if (applied > 0 && trace.enabled) {
@@ -131,7 +133,13 @@ export function runRules(
       steps.flatMap((step) => step.ops),
       at,
     ).profile);
-  const appliedExcept = (eventIds: string[]) =>
-    eventIds.reduce((n, id) => n - (perEvent.get(id) ?? 0), applied);
+  const appliedExcept = (eventIds: string[]) => {
+    if (eventIds.length === 0) return applied;
+    const skipped = new Set(eventIds);
+    return events.reduce(
+      (n, event, index) => n - (skipped.has(event.id) ? (perEvent[index] ?? 0) : 0),
+      applied,
+    );
+  };
   return { steps, predict, applied, appliedExcept };
 }
