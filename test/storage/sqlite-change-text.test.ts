@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ProfileOp } from '../../src/model/profile-ops.js';
 import type { ProfileChange } from '../../src/model/records.js';
-import { decodeChange, encodeChange, SHAPE_CACHE_BOUNDS } from '../../src/storage/sqlite/change-text.js';
+import {
+  decodeChange,
+  encodeChange,
+  SHAPE_CACHE_BOUNDS,
+  shareShapes,
+} from '../../src/storage/sqlite/change-text.js';
 
 const path = ['traits', 'public', 'a"b'];
 
@@ -106,7 +111,30 @@ describe('sqlite change text: profile changes', () => {
     // One request whose events all have shapes of their own.
     const many: ProfileChange = { at: 'now', steps: changes.flatMap((c) => c.steps) };
     const texts = encodeChange(many);
-    assert.equal((JSON.parse(texts[0]) as unknown[]).length, count);
+    assert.equal((JSON.parse(texts[0] as string) as unknown[]).length, count);
     assert.deepEqual(decodeChange(texts), many);
+  });
+
+  test("a batch's message holds each shapes text once, and its changes read back", () => {
+    const ofOps = (ops: ProfileOp[], n: number): ProfileChange => ({
+      at: `t${n}`,
+      steps: [{ event: `e-${n}`, ops }],
+    });
+    const other: ProfileOp[] = [{ op: 'increment', path: ['interests', 'x'], value: 1 }];
+    const batch = [ofOps(first, 1), ofOps(first, 2), ofOps(other, 3), ofOps(first, 4), ofOps(other, 5)];
+    const texts = batch.map(encodeChange);
+    // Changes of the same shape alone have the same shapes text.
+    assert.equal(texts[1]![0], encodeChange(ofOps(first, 6))[0]);
+    const shared = shareShapes(texts);
+    assert.deepEqual(shared, [encodeChange(batch[0]!)[0], encodeChange(batch[2]!)[0]]);
+    assert.deepEqual(
+      texts.map(([shapes]) => shapes),
+      [0, 0, 1, 0, 1],
+    );
+    assert.deepEqual(
+      texts.map((text) => plain(decodeChange(text, shared))),
+      batch.map(plain),
+    );
+    assert.throws(() => decodeChange([2, texts[0]![1]], shared), /no shapes 2 in the batch/);
   });
 });

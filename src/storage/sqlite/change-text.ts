@@ -11,8 +11,11 @@ import type { ProfileOp } from '../../model/profile-ops.js';
 import type { ProfileChange } from '../../model/records.js';
 import { pathText, splitPath, valueText } from './json-texts.js';
 
-/** A change's texts: its shapes and its values. */
-export type ChangeText = [shapes: string, values: string];
+/**
+ * A change's texts: its shapes and its values. In a batch's message the shapes are the index of
+ * their text in the batch's list (shareShapes), which holds each text once however many rows share it.
+ */
+export type ChangeText = [shapes: string | number, values: string];
 
 /** An operation without its value: its name, and its path's segments or its identity type. */
 type Shape = { op: ProfileOp['op']; path?: string[]; type?: string };
@@ -33,11 +36,13 @@ const targetOf = (op: ProfileOp): string | readonly string[] | undefined =>
  * share their path arrays (src/domain/rules/compile.ts), so a step of the same rules as the last
  * one is told by comparing those, without joining its text again.
  */
-let last: { names: string[]; targets: (string | readonly string[] | undefined)[]; text: string } = {
-  names: [],
-  targets: [],
-  text: '[]',
-};
+let last: {
+  names: string[];
+  targets: (string | readonly string[] | undefined)[];
+  text: string;
+  /** The shapes text of a change of this step's shape alone: one string for all such changes. */
+  alone: string;
+} = { names: [], targets: [], text: '[]', alone: '[[]]' };
 
 /** A step's shape as JSON text: `[[op, target?]…]`. */
 function stepShape(ops: ProfileOp[]): string {
@@ -49,7 +54,8 @@ function stepShape(ops: ProfileOp[]): string {
   if (same) return last.text;
   let text = '[';
   for (let j = 0; j < ops.length; j++) text += (j === 0 ? '' : ',') + shapeText(ops[j]!);
-  last = { names: ops.map((op) => op.op), targets: ops.map(targetOf), text: `${text}]` };
+  text += ']';
+  last = { names: ops.map((op) => op.op), targets: ops.map(targetOf), text, alone: `[${text}]` };
   return last.text;
 }
 
@@ -76,7 +82,8 @@ export function encodeChange(change: ProfileChange): ChangeText {
     }
     values += `${i === 0 ? '' : ','}[${valueText(step.event)},${index},${stepValues}]]`;
   }
-  return [`[${shapes.join(',')}]`, `${values}]]`];
+  const shapesText = shapes.length === 1 && shapes[0] === last.text ? last.alone : `[${shapes.join(',')}]`;
+  return [shapesText, `${values}]]`];
 }
 
 /** Shapes read, by their text: most kept, and most characters of their texts. */
@@ -107,8 +114,34 @@ function readShapes(text: string): Shape[][] {
   return shapes;
 }
 
-/** The change its texts say (encodeChange). */
-export function decodeChange([shapesText, valuesText]: ChangeText): ProfileChange {
+/**
+ * Gives each distinct shapes text of these changes once, in the list answered, and names it in its
+ * change by its index there (the changes are the caller's own, changed in place).
+ */
+export function shareShapes(changes: ChangeText[]): string[] {
+  const shared: string[] = [];
+  let indexes: Map<string, number> | null = null;
+  for (const change of changes) {
+    const text = change[0];
+    if (typeof text === 'number') continue;
+    let index = shared.length > 0 && shared[shared.length - 1] === text ? shared.length - 1 : undefined;
+    if (index === undefined) {
+      indexes ??= new Map();
+      index = indexes.get(text);
+      if (index === undefined) {
+        index = shared.push(text) - 1;
+        indexes.set(text, index);
+      }
+    }
+    change[0] = index;
+  }
+  return shared;
+}
+
+/** The change its texts say (encodeChange), its shapes named in `shared` (shareShapes) or given. */
+export function decodeChange([given, valuesText]: ChangeText, shared: readonly string[] = []): ProfileChange {
+  const shapesText = typeof given === 'number' ? shared[given] : given;
+  if (shapesText === undefined) throw new Error(`no shapes ${given} in the batch`);
   const shapes = readShapes(shapesText);
   const [at, steps] = JSON.parse(valuesText) as [string, [string, number, unknown[]][]];
   const decoded: ProfileChange = { at, steps: [] };

@@ -40,6 +40,7 @@ import { readStatements } from './statements.js';
 import { holdsDataDirLock, preparePrivateFiles } from './connection.js';
 import { fromShape, translate } from './errors.js';
 import { SessionCache } from './session-cache.js';
+import { shareShapes } from './change-text.js';
 import { toRow, type RowOutcome, type WriteRow } from './write-set.js';
 import type { WriteOp } from './writer-protocol.js';
 import { WriterThread } from './writer-thread.js';
@@ -93,10 +94,10 @@ export class SqliteStore implements Store {
       async (items) => {
         let outcomes: RowOutcome[];
         try {
-          outcomes = await this.onWriter(
-            'commit',
-            items.map((item) => item.row),
-          );
+          const rows = items.map((item) => item.row);
+          // Rules give most rows of a batch the same shapes: the message holds their text once.
+          const changes = rows.flatMap(([, profile]) => (profile?.[3] ? [profile[3]] : []));
+          outcomes = await this.onWriter('commit', rows, shareShapes(changes));
         } catch (error) {
           this.sessionCache?.clear();
           throw error;

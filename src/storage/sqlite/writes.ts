@@ -89,6 +89,8 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     return { kept, duplicates };
   };
 
+  /** The shapes texts the changes of the batch under way name (change-text.ts: shareShapes). */
+  let shapes: readonly string[] = [];
   const apply = ([
     session,
     profile,
@@ -116,7 +118,7 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
     let identities: IdentityKey[] = [];
     if (profile) {
       const [op, id, arg, changeText] = profile;
-      const sent = changeText === null ? null : decodeChange(changeText);
+      const sent = changeText === null ? null : decodeChange(changeText, shapes);
       change = sent && duplicates.length > 0 ? withoutEvents(sent, duplicates) : sent;
       const split = splitChange(change);
       const ops = split.ops;
@@ -272,7 +274,9 @@ export function prepareWrites(db: Database.Database, hold: boolean) {
       const holder = s.identityHolder.get(type, value) as string | undefined;
       return holder === undefined ? null : (profiles.text(holder) ?? null);
     },
-    commit(rows: WriteRow[]): RowOutcome[] {
+    /** `shared`: the shapes texts the rows' changes name by index (change-text.ts: shareShapes). */
+    commit(rows: WriteRow[], shared: string[] = []): RowOutcome[] {
+      shapes = shared;
       try {
         return batch(rows);
       } catch (error) {
