@@ -62,27 +62,41 @@ function stepShape(ops: ProfileOp[]): string {
 /** An operation's value as JSON text (null for `unset`, which has none). */
 const valueOf = (op: ProfileOp): string => ('value' in op ? valueText(op.value) : 'null');
 
+/**
+ * Distinct texts in the order first given, each with its index: mostly one text comes again and
+ * again (the same rules), told by comparing it with the last before any map is made.
+ */
+class DistinctTexts {
+  readonly texts: string[] = [];
+  private indexes: Map<string, number> | null = null;
+
+  indexOf(text: string): number {
+    const last = this.texts.length - 1;
+    if (last >= 0 && this.texts[last] === text) return last;
+    if (last < 0) return this.texts.push(text) - 1;
+    this.indexes ??= new Map(this.texts.map((known, i) => [known, i]));
+    let index = this.indexes.get(text);
+    if (index === undefined) {
+      index = this.texts.push(text) - 1;
+      this.indexes.set(text, index);
+    }
+    return index;
+  }
+}
+
 /** The texts of a change (see the module's comment), joined from each operation's. */
 export function encodeChange(change: ProfileChange): ChangeText {
-  const shapes: string[] = [];
-  // Each shape's index, once a second one comes (steps mostly share theirs: the same rules).
-  let indexes: Map<string, number> | null = null;
+  const shapes = new DistinctTexts();
   let values = `[${valueText(change.at)},[`;
   for (let i = 0; i < change.steps.length; i++) {
     const step = change.steps[i]!;
-    const shape = stepShape(step.ops);
+    const index = shapes.indexOf(stepShape(step.ops));
     let stepValues = '[';
     for (let j = 0; j < step.ops.length; j++) stepValues += (j === 0 ? '' : ',') + valueOf(step.ops[j]!);
-    let index = 0;
-    if (shapes.length === 0) shapes.push(shape);
-    else if (shape !== shapes[0]) {
-      indexes ??= new Map([[shapes[0]!, 0]]);
-      index = indexes.get(shape) ?? shapes.push(shape) - 1;
-      indexes.set(shape, index);
-    }
     values += `${i === 0 ? '' : ','}[${valueText(step.event)},${index},${stepValues}]]`;
   }
-  const shapesText = shapes.length === 1 && shapes[0] === last.text ? last.alone : `[${shapes.join(',')}]`;
+  const { texts } = shapes;
+  const shapesText = texts.length === 1 && texts[0] === last.text ? last.alone : `[${texts.join(',')}]`;
   return [shapesText, `${values}]]`];
 }
 
@@ -119,23 +133,11 @@ function readShapes(text: string): Shape[][] {
  * change by its index there (the changes are the caller's own, changed in place).
  */
 export function shareShapes(changes: ChangeText[]): string[] {
-  const shared: string[] = [];
-  let indexes: Map<string, number> | null = null;
+  const shared = new DistinctTexts();
   for (const change of changes) {
-    const text = change[0];
-    if (typeof text === 'number') continue;
-    let index = shared.length > 0 && shared[shared.length - 1] === text ? shared.length - 1 : undefined;
-    if (index === undefined) {
-      indexes ??= new Map();
-      index = indexes.get(text);
-      if (index === undefined) {
-        index = shared.push(text) - 1;
-        indexes.set(text, index);
-      }
-    }
-    change[0] = index;
+    if (typeof change[0] === 'string') change[0] = shared.indexOf(change[0]);
   }
-  return shared;
+  return shared.texts;
 }
 
 /** The change its texts say (encodeChange), its shapes named in `shared` (shareShapes) or given. */
