@@ -13,9 +13,12 @@ import type { WriterData, WriterReply, WriterRequest } from './writer-protocol.j
 import { configureWriter, migrate, WAL_LIMIT_BYTES } from './connection.js';
 import { HOLD_MS } from './held-profiles.js';
 import { prepareWrites, type WriteOps } from './writes.js';
+import { lowerThreadPriority, WRITER_NICENESS } from './thread-priority.js';
 
 const { file, sync, hold } = workerData as WriterData;
 const port = parentPort!;
+// Before the checkpointer's thread starts, which takes this priority too (thread-priority.ts).
+lowerThreadPriority(WRITER_NICENESS);
 
 let db: Database.Database;
 let ops: WriteOps;
