@@ -29,6 +29,9 @@ function processCpuUs(pid: number | string): number | null {
   return fields ? (Number(fields[11]) + Number(fields[12])) * TICK_US : null;
 }
 
+/** User + system CPU of the calling thread, in µs (10 ms steps). */
+export const ownThreadCpuUs = (): number => processCpuUs('thread-self') ?? 0;
+
 /**
  * CPU of a process and of all its descendants, the ended ones included (a server that forks a
  * process per connection, as PostgreSQL does): its own time, the time of the children it has

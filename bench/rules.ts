@@ -12,7 +12,8 @@ import type { ScenarioSummary } from './summary.js';
 /** The scenarios that get a variant with rules. */
 export const WITH_RULES = ['1-event', 'returning-visitor'];
 
-const RULES = [
+/** The ten rules, each with one operation, and each request changes its profile (the increments). */
+export const RULES = [
   [{ op: 'increment', path: 'traits.public.page_views' }],
   [{ op: 'set', path: 'traits.public.last_page', from: 'properties.path' }],
   [{ op: 'set_once', path: 'traits.public.first_page', from: 'properties.path' }],

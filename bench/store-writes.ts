@@ -21,6 +21,7 @@ import { migrations } from '../src/storage/sqlite/migrations.js';
 import { toRow } from '../src/storage/sqlite/write-set.js';
 import { configureWriter, migrate } from '../src/storage/sqlite/connection.js';
 import { prepareWrites } from '../src/storage/sqlite/writes.js';
+import { median } from './numbers.js';
 import { numberOption } from './options.js';
 import { CHROME_USER_AGENT } from './payloads.js';
 
@@ -152,8 +153,6 @@ function measure(layout: Layout, eventsPerRequest: number, requests: number, bat
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 function main() {
   const { values } = parseArgs({ options: { reps: { type: 'string', default: '3' } } });
