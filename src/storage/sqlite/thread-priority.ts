@@ -1,9 +1,7 @@
 /**
  * The scheduling priority of the embedded store's threads (docs/architecture.md#the-write-path).
  * When the cores are all busy, the thread that parses and answers requests goes first and the
- * writer thread takes what is left: a request waits a little longer for its commit, and the next
- * batch gathers more write sets, which costs less per write set. With a core to spare, nothing
- * changes.
+ * writer thread takes what is left. With a core to spare, nothing changes.
  */
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
