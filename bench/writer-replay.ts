@@ -3,11 +3,11 @@
  * First it records what the writer is asked while the service runs in this process (no sockets):
  * 2,000 first visits, then `--requests` returning visits of the `returning-visitor` scenario, sent
  * 24 at a time, once without rules and once with the ten rules of `npm run bench -- --rules`. Then it
- * replays each recording `--reps` times, alternately, on this thread against a fresh file through the
- * writer's own code (`prepareWrites`, the checkpointer thread), and prints the CPU time of this
- * thread per returning request, the median of the replays. The service's thread, HTTP and the
- * messages between threads are left out; the load generator and the other work of the machine do
- * not share a measured thread. It backs bench/README.md.
+ * replays each recording `--reps` times, alternately, each time in a new process and on a fresh
+ * file, through the writer's own code (`prepareWrites`, the checkpointer thread), and prints the
+ * CPU time of the replaying thread per returning request, the median of the replays. The service's
+ * thread, HTTP and the messages between threads are left out, and no load generator shares the
+ * measured thread. It backs bench/README.md.
  *
  *   npx tsx bench/writer-replay.ts [--requests 40000] [--reps 5] [--cpu-prof] [--recordings <folder>]
  *
@@ -75,31 +75,31 @@ async function record(name: string, rules: boolean): Promise<Recording> {
     messages.push([op, structuredClone(args)]);
     return call.call(this, op, ...args);
   };
-  const manage = async (method: 'POST' | 'DELETE', url: string, body?: unknown) => {
+  const create = async (url: string, body: unknown) => {
     const headers = { authorization: 'Bearer replay', 'content-type': 'application/json' };
-    const res = await app.inject({ method, url, headers, payload: JSON.stringify(body ?? {}) });
-    if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+    const res = await app.inject({ method: 'POST', url, headers, payload: JSON.stringify(body) });
+    if (res.statusCode !== 200) throw new Error(`POST ${url}: ${res.statusCode} ${res.body}`);
+  };
+  const track = async (payload: string) => {
+    const headers = { 'user-agent': CHROME_USER_AGENT };
+    const res = await app.inject({ method: 'POST', url: '/track', headers, payload });
+    if (res.statusCode !== 200) throw new Error(`POST /track: ${res.statusCode} ${res.body}`);
     return res.json() as { session: { id: string }; profile: { id: string } };
   };
-  const track = (payload: string) =>
-    app.inject({ method: 'POST', url: '/track', headers: { 'user-agent': CHROME_USER_AGENT }, payload });
   try {
-    await manage('POST', '/event-source', { id: 'replay', name: 'replay' });
+    await create('/event-source', { id: 'replay', name: 'replay' });
     const first = oneEvent('replay');
     const visitors: Visitor[] = [];
     while (visitors.length < VISITORS) {
-      for (const res of await Promise.all(Array.from({ length: WAVE }, () => track(first())))) {
-        const answer = res.json() as { session: { id: string }; profile: { id: string } };
+      for (const answer of await Promise.all(Array.from({ length: WAVE }, () => track(first())))) {
         visitors.push({ sessionId: answer.session.id, profileId: answer.profile.id });
       }
     }
-    if (rules) for (const rule of RULES) await manage('POST', '/profile-rule', rule);
+    if (rules) for (const rule of RULES) await create('/profile-rule', rule);
     const from = messages.length;
     const next = returningVisit('replay', visitors);
     for (let sent = 0; sent < REQUESTS; sent += WAVE) {
-      for (const res of await Promise.all(Array.from({ length: WAVE }, () => track(next())))) {
-        if (res.statusCode !== 200) throw new Error(`POST /track: ${res.statusCode} ${res.body}`);
-      }
+      await Promise.all(Array.from({ length: WAVE }, () => track(next())));
     }
     const commits = messages.slice(from).filter(([op]) => op === 'commit');
     const requests = commits.reduce((n, [, args]) => n + (args[0] as unknown[]).length, 0);
