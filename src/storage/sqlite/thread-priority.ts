@@ -23,17 +23,16 @@ export function taskId(): number | null {
 }
 
 /**
- * Adds `by` to the calling thread's niceness (threads it starts afterwards inherit it). Returns the
- * new niceness, or null where a thread's priority cannot be set on its own (not Linux): the thread
- * then runs at the service's priority, as any thread does.
+ * Adds `by` to the calling thread's niceness (threads it starts afterwards inherit it). Where a
+ * thread's priority cannot be set on its own (not Linux), the thread keeps the service's priority,
+ * as any thread does.
  */
-export function lowerThreadPriority(by: number): number | null {
+export function lowerThreadPriority(by: number): void {
   const id = taskId();
-  if (id === null) return null;
+  if (id === null) return;
   try {
     setPriority(id, Math.min(LOWEST, getPriority(id) + by));
-    return getPriority(id);
   } catch {
-    return null;
+    // Refused: the thread keeps the service's priority.
   }
 }
