@@ -59,8 +59,8 @@ function stepShape(ops: ProfileOp[]): string {
   return last.text;
 }
 
-/** An operation's value as JSON text (null for `unset`, which has none). */
-const valueOf = (op: ProfileOp): string => ('value' in op ? valueText(op.value) : 'null');
+/** An operation's value (null for `unset`, which has none). */
+const valueOf = (op: ProfileOp): unknown => ('value' in op ? op.value : null);
 
 /**
  * Distinct texts in the order first given, each with its index: mostly one text comes again and
@@ -84,20 +84,21 @@ class DistinctTexts {
   }
 }
 
-/** The texts of a change (see the module's comment), joined from each operation's. */
+/**
+ * The texts of a change (see the module's comment). The values are one JSON.stringify: its text is
+ * one flat string, where a text joined piece by piece is a chain of pieces, copied into one string
+ * when the message to the writer is written (bench/README.md, *The rules' cost, measured again*).
+ */
 export function encodeChange(change: ProfileChange): ChangeText {
   const shapes = new DistinctTexts();
-  let values = `[${valueText(change.at)},[`;
-  for (let i = 0; i < change.steps.length; i++) {
-    const step = change.steps[i]!;
-    const index = shapes.indexOf(stepShape(step.ops));
-    let stepValues = '[';
-    for (let j = 0; j < step.ops.length; j++) stepValues += (j === 0 ? '' : ',') + valueOf(step.ops[j]!);
-    values += `${i === 0 ? '' : ','}[${valueText(step.event)},${index},${stepValues}]]`;
-  }
+  const steps = change.steps.map((step) => [
+    step.event,
+    shapes.indexOf(stepShape(step.ops)),
+    step.ops.map(valueOf),
+  ]);
   const { texts } = shapes;
   const shapesText = texts.length === 1 && texts[0] === last.text ? last.alone : `[${texts.join(',')}]`;
-  return [shapesText, `${values}]]`];
+  return [shapesText, JSON.stringify([change.at, steps])];
 }
 
 /** Shapes read, by their text: most kept, and most characters of their texts. */
