@@ -41,7 +41,7 @@ describe('profile log texts', () => {
       entryText('p1', encodeDiff(diffs[1]!)),
       entryText('p3', encodeDiff(diffs[2]!)),
     ];
-    assert.deepEqual(readLogRow(TRANSACTION_ROW, rowText(entries.join(','))), [
+    assert.deepEqual(readLogRow(TRANSACTION_ROW, rowText(entries)), [
       ['p1', { diff: diffs[0] }],
       ['p "2"', { doc }],
       ['p1', { diff: diffs[1] }],
@@ -68,7 +68,7 @@ describe('profile log texts', () => {
       values: [[['traits', 'public', 'n'], 3], [['consents', 'email']]],
       segments: ['s1'],
     });
-    const change = readLogRow(TRANSACTION_ROW, rowText(entryText('p1', text)))[0]?.[1];
+    const change = readLogRow(TRANSACTION_ROW, rowText([entryText('p1', text)]))[0]?.[1];
     assert.ok(change && 'diff' in change);
     applyDiffInPlace(profile, change.diff);
     assert.deepEqual(profile.traits.public, { n: 3 });

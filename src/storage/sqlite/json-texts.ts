@@ -27,17 +27,20 @@ export function valueText(value: unknown): string {
   }
 }
 
-const pathTexts = new WeakMap<readonly string[], string>();
+const dottedPaths = new WeakMap<readonly string[], string>();
+
+/** A path in its dotted form. */
+export function dottedPath(path: readonly string[]): string {
+  let dotted = dottedPaths.get(path);
+  if (dotted === undefined) {
+    dotted = path.join('.');
+    dottedPaths.set(path, dotted);
+  }
+  return dotted;
+}
 
 /** A path as the JSON text of its dotted form. */
-export function pathText(path: readonly string[]): string {
-  let text = pathTexts.get(path);
-  if (text === undefined) {
-    text = JSON.stringify(path.join('.'));
-    pathTexts.set(path, text);
-  }
-  return text;
-}
+export const pathText = (path: readonly string[]): string => JSON.stringify(dottedPath(path));
 
 /**
  * Paths split before, by their dotted form: the rules' few paths come back with every change, and

@@ -8,27 +8,27 @@
  */
 import type { ProfileDiff } from '../../model/profile-diff.js';
 import type { ProfileRecord } from '../../model/records.js';
-import { pathText, splitPath, valueText } from './json-texts.js';
+import { dottedPath, splitPath, valueText } from './json-texts.js';
 
 /** The `profile_id` of a row that holds the changes of one transaction. */
 export const TRANSACTION_ROW = '';
 
-/** A diff as its log text, built by joining its entries' texts: each path is quoted once (pathText). */
+/**
+ * A diff as its log text: one JSON.stringify, whose text is one flat string (src/storage/sqlite/
+ * change-text.ts: encodeChange says why that matters).
+ */
 export function encodeDiff(diff: ProfileDiff): string {
-  let text = `[${valueText(diff.at)},[`;
-  for (let i = 0; i < diff.values.length; i++) {
-    const entry = diff.values[i]!;
-    text += `${i === 0 ? '' : ','}[${pathText(entry[0])}`;
-    text += entry.length === 1 ? ']' : `,${valueText(entry[1])}]`;
-  }
-  return diff.segments === undefined ? `${text}]]` : `${text}],${valueText(diff.segments)}]`;
+  const values = diff.values.map((entry) =>
+    entry.length === 1 ? [dottedPath(entry[0])] : [dottedPath(entry[0]), entry[1]],
+  );
+  return JSON.stringify(diff.segments === undefined ? [diff.at, values] : [diff.at, values, diff.segments]);
 }
 
 /** One change as an entry of a transaction's row (the document or diff kept as JSON, not quoted). */
 export const entryText = (profileId: string, logged: string): string => `[${valueText(profileId)},${logged}]`;
 
-/** The entries of a transaction's row, joined: its `doc`. */
-export const rowText = (entries: string): string => `[${entries}]`;
+/** The entries of a transaction's row, in order, as its `doc`. */
+export const rowText = (entries: string[]): string => `[${entries.join(',')}]`;
 
 type DiffTuple = [at: string, values: ([string] | [string, unknown])[], segments?: unknown[]];
 

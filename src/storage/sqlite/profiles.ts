@@ -41,7 +41,7 @@ export function profileWrites(s: Statements, hold: boolean) {
    * The changes of the transaction under way, as the entries of its log row (profile-log.ts),
    * written by `logged` before it commits; its row's seq and time, which its holds take.
    */
-  let entries = '';
+  let entries: string[] = [];
   let entrySeq = 0;
   let entryAt = 0;
   /** The highest log row used so far: each transaction's row comes after every other. */
@@ -129,11 +129,11 @@ export function profileWrites(s: Statements, hold: boolean) {
     // The parsed record (if the change started from it) may be this one, changed in place: its
     // text no longer says it. The hold answers until its row is written, which keeps it again.
     parsed.delete(record.id);
-    if (entries === '') {
+    if (entries.length === 0) {
       entrySeq = ++lastSeq;
       entryAt = holdClock();
-      entries = entryText(record.id, text);
-    } else entries += `,${entryText(record.id, text)}`;
+    }
+    entries.push(entryText(record.id, text));
     holds.hold(record.id, { record, text: doc, size, seq: entrySeq, at: entryAt });
   };
   /** A commit's new document of a stored profile: held when holding, else written at once. */
@@ -190,9 +190,9 @@ export function profileWrites(s: Statements, hold: boolean) {
      * may change a profile calls it last (writes.ts), so its holds commit with it.
      */
     logged(): void {
-      if (entries === '') return;
+      if (entries.length === 0) return;
       s.logProfiles.run(entrySeq, TRANSACTION_ROW, rowText(entries), entryAt);
-      entries = '';
+      entries = [];
     },
 
     /** True when flush(now) would write a profile. */
@@ -207,7 +207,7 @@ export function profileWrites(s: Statements, hold: boolean) {
      */
     invalidate(): void {
       stale = true;
-      entries = '';
+      entries = [];
       parsed.clear();
     },
 
