@@ -106,6 +106,18 @@ export const eventTypeInput = {
   },
 } as const;
 
+/** The operations of profile rules (docs/api.md#operations). */
+export const RULE_OP_NAMES = [
+  'set',
+  'set_once',
+  'unset',
+  'increment',
+  'append',
+  'add_segment',
+  'remove_segment',
+  'identify',
+] as const;
+
 const ruleOperation = {
   type: 'object',
   required: ['op'],
@@ -114,7 +126,7 @@ const ruleOperation = {
   properties: {
     op: {
       type: 'string',
-      enum: ['set', 'set_once', 'unset', 'increment', 'append', 'add_segment', 'remove_segment', 'identify'],
+      enum: RULE_OP_NAMES,
     },
     path: {
       type: 'string',

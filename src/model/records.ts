@@ -4,6 +4,7 @@
  * Long because it is the whole vocabulary, one documented type per record, in one place.
  */
 
+import type { RULE_OP_NAMES } from './payloads.js';
 import type { ProfileOp } from './profile-ops.js';
 
 export type JsonObject = Record<string, unknown>;
@@ -245,8 +246,7 @@ export interface RuleOperation {
   type?: string;
 }
 
-export type RuleOpName =
-  'set' | 'set_once' | 'unset' | 'increment' | 'append' | 'add_segment' | 'remove_segment' | 'identify';
+export type RuleOpName = (typeof RULE_OP_NAMES)[number];
 
 /** A profile rule (docs/api.md#profile-rules): operations applied to the profile of matching events. */
 export interface ProfileRule {
