@@ -1,8 +1,8 @@
 /**
- * The JSON texts the writer's messages and its profile log are joined from (write-set.ts,
+ * The JSON texts the writer's messages and its profile log are made of (change-text.ts,
  * profile-log.ts): values, and profile paths in their dotted form. Rules' operations share their
  * paths' arrays (src/domain/rules/compile.ts) and come back with every change, so each path is
- * joined and quoted once on the way out (pathText) and split once on the way in (splitPath).
+ * joined once on the way out (dottedPath) and split once on the way in (splitPath).
  */
 
 /** A string that JSON writes as it is, between quotes: no quote, backslash, control or surrogate. */
