@@ -11,7 +11,10 @@
  *
  *   npx tsx bench/writer-replay.ts [--requests 40000] [--reps 5] [--cpu-prof] [--recordings <folder>]
  *
- * With `--recordings`, two versions of the code replay the same recordings: an exact comparison.
+ * With `--recordings`, two versions of the code replay the same recordings: the same input, though
+ * replays of one recording still differ by a microsecond or two. A replay takes about two seconds,
+ * less than a held profile waits (held-profiles.ts: MAX_HOLD_MS), so it writes almost no held
+ * profile to its row, which the service does every few seconds.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
