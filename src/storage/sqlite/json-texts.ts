@@ -29,11 +29,17 @@ export function valueText(value: unknown): string {
 
 const dottedPaths = new WeakMap<readonly string[], string>();
 
-/** A path in its dotted form. */
+/**
+ * A path in its dotted form. Joined by `+`, not `join`: once a segment has served as a property key,
+ * V8 may have turned it into a reference to its interned copy, and Node 20's `join` then makes a
+ * two-byte string of ASCII text, which every JSON text the path goes into would become too (the
+ * profile log's diffs, twice the memory and slower to write to SQLite).
+ */
 export function dottedPath(path: readonly string[]): string {
   let dotted = dottedPaths.get(path);
   if (dotted === undefined) {
-    dotted = path.join('.');
+    dotted = path[0] ?? '';
+    for (let i = 1; i < path.length; i++) dotted += `.${path[i]}`;
     dottedPaths.set(path, dotted);
   }
   return dotted;
