@@ -1,5 +1,6 @@
 import type { Store } from '../storage/store.js';
 import type { EventRecord, JsonObject } from '../model/records.js';
+import { clockText } from '../model/time.js';
 import { admitSource, refuse } from './admission.js';
 import { commitWriteSet } from './commit.js';
 import { claimed, claimOnly } from './replay-claim.js';
@@ -45,7 +46,7 @@ export interface CollectResponse {
 export async function collect(deps: CollectDeps, request: CollectRequest): Promise<CollectResponse> {
   const source = await admitSource(deps, request.sourceId, request.ip, 1);
   const now = deps.clock();
-  const insert = now.toISOString();
+  const insert = clockText(now);
   const ip = deps.enricher.storedAddress(request.ip);
   const event: EventRecord = {
     id: deps.newId(),

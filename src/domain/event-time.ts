@@ -1,5 +1,5 @@
 import type { TimeSource } from '../model/records.js';
-import { isoTime, MIN_TIME_MS, parseTime } from '../model/time.js';
+import { clockText, isoTime, MIN_TIME_MS, parseTime } from '../model/time.js';
 
 /**
  * When the events of one request happened (docs/api.md#event-time). `receivedMs` is when the request
@@ -22,7 +22,7 @@ export class RequestClock {
   }
 
   static at(received: Date, sentAt: string | null | undefined, skewSec: number): RequestClock {
-    return new RequestClock(received.getTime(), received.toISOString(), sentAt, skewSec * 1000);
+    return new RequestClock(received.getTime(), clockText(received), sentAt, skewSec * 1000);
   }
 
   /** `metadata.time.create` and `source` of an event with this `timestamp` (or none). */

@@ -1,4 +1,5 @@
 import type { EventRecord, EventSource, ProfileRecord } from '../../model/records.js';
+import { clockText } from '../../model/time.js';
 import { commitWriteSet } from '../commit.js';
 import { claimed, claimOnly } from '../replay-claim.js';
 import { Conflict, ProfileErased, ValidationFailed } from '../errors.js';
@@ -109,7 +110,7 @@ async function attemptOnce(
   attempt: number,
 ): Promise<Outcome | 'conflict'> {
   const received = deps.clock();
-  const now = received.toISOString();
+  const now = clockText(received);
   const input = identityInput(deps, request, now, attempt);
   const resolved = source.transitional
     ? transientIdentity(input)

@@ -1,4 +1,5 @@
 import type { EventSource } from '../../model/records.js';
+import { clockText } from '../../model/time.js';
 import { admitSource, refuse } from '../admission.js';
 import { claimOnly } from '../replay-claim.js';
 import { transientIdentity } from '../identity.js';
@@ -69,7 +70,7 @@ function dropBot(
     profileLess: request.profileLess,
     context: payload.context ?? undefined,
     properties: payload.properties ?? undefined,
-    now: deps.clock().toISOString(),
+    now: clockText(deps.clock()),
     newId: deps.newId,
   });
   trace.log('info', 'enrichment', 'the User-Agent is a bot: nothing is stored (TRACK_BOTS=drop)');
