@@ -9,7 +9,7 @@
  */
 import type { ProfileOp } from '../../model/profile-ops.js';
 import type { ProfileChange } from '../../model/records.js';
-import { pathText, splitPath, valueText } from './json-texts.js';
+import { pathText, splitPath } from './json-texts.js';
 
 /**
  * A change's texts: its shapes and its values. In a batch's message the shapes are the index of
@@ -22,7 +22,7 @@ type Shape = { op: ProfileOp['op']; path?: string[]; type?: string };
 
 /** An operation's shape as JSON text. */
 function shapeText(op: ProfileOp): string {
-  if (op.op === 'identify') return `["identify",${valueText(op.type)}]`;
+  if (op.op === 'identify') return `["identify",${JSON.stringify(op.type)}]`;
   if (!('path' in op)) return `["${op.op}"]`;
   return `["${op.op}",${pathText(op.path)}]`;
 }

@@ -1,31 +1,9 @@
 /**
- * The JSON texts the writer's messages and its profile log are made of (change-text.ts,
- * profile-log.ts): values, and profile paths in their dotted form. Rules' operations share their
- * paths' arrays (src/domain/rules/compile.ts) and come back with every change, so each path is
- * joined once on the way out (dottedPath) and split once on the way in (splitPath).
+ * Profile paths in their dotted form, as the writer's messages and its profile log carry them
+ * (change-text.ts, profile-log.ts). Rules' operations share their paths' arrays
+ * (src/domain/rules/compile.ts) and come back with every change, so each path is joined once on the
+ * way out (dottedPath) and split once on the way in (splitPath).
  */
-
-/** A string that JSON writes as it is, between quotes: no quote, backslash, control or surrogate. */
-// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
-const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-
-/**
- * A value (JSON data, as rules take from events) as JSON; undefined as null, as in an array. The
- * text JSON.stringify gives, made without it for plain strings, numbers and booleans: in half the
- * time for the values rules mostly carry.
- */
-export function valueText(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
-    default:
-      return JSON.stringify(value) ?? 'null';
-  }
-}
 
 const dottedPaths = new WeakMap<readonly string[], string>();
 

@@ -8,7 +8,7 @@
  */
 import type { ProfileDiff } from '../../model/profile-diff.js';
 import type { ProfileRecord } from '../../model/records.js';
-import { dottedPath, splitPath, valueText } from './json-texts.js';
+import { dottedPath, splitPath } from './json-texts.js';
 
 /** The `profile_id` of a row that holds the changes of one transaction. */
 export const TRANSACTION_ROW = '';
@@ -25,7 +25,8 @@ export function encodeDiff(diff: ProfileDiff): string {
 }
 
 /** One change as an entry of a transaction's row (the document or diff kept as JSON, not quoted). */
-export const entryText = (profileId: string, logged: string): string => `[${valueText(profileId)},${logged}]`;
+export const entryText = (profileId: string, logged: string): string =>
+  `[${JSON.stringify(profileId)},${logged}]`;
 
 /** The entries of a transaction's row, in order, as its `doc`. */
 export const rowText = (entries: string[]): string => `[${entries.join(',')}]`;
